@@ -1,0 +1,747 @@
+#!/usr/bin/env python3
+"""Turn `numalock bench ... --json FILE` output into PNG plots and a Markdown report.
+
+Usage: report.py DIR [--title TITLE]
+
+Reads every DIR/*.json file, writes one PNG per plot into DIR and DIR/report.md,
+which embeds the plots by relative path and adds a table per section.  Every
+output is written to a temporary file in DIR and renamed into place, so an
+interrupted run never leaves a half-written file.  On bad input (no JSON files,
+a file that is not valid JSON or does not follow the contract) the script prints
+one sentence naming the file and the problem on stderr and exits with status 1
+before anything is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+PROG = "report.py"
+
+# Workloads whose records are throughput records (lock x threads -> ops/s).
+THROUGHPUT_WORKLOADS = ("kvmap", "rwhash", "contention", "delegation")
+LATENCY_WORKLOAD = "latency"
+FOOTPRINT_WORKLOAD = "footprint"
+WORKLOAD_ORDER = THROUGHPUT_WORKLOADS + (LATENCY_WORKLOAD, FOOTPRINT_WORKLOAD)
+
+# Numeric fields that, when present and not null, must be numbers.
+NUMERIC_FIELDS = (
+    "threads", "duration_s", "ops", "throughput_ops_per_s", "fairness_factor",
+    "acquisitions", "contended", "handovers", "remote_handovers", "remote_share",
+    "ratio_to_baseline", "ns_per_pair", "ratio_to_pthread", "nodes_used", "bytes",
+    "read_pct",
+)
+
+DASH = "\u2013"  # shown for null / missing values
+
+# Figure geometry: 10 x 5.6 inches at 100 dpi = 1000 x 560 pixels.
+FIG_SIZE = (10.0, 5.6)
+FIG_DPI = 100
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h", "p")
+
+
+class ReportError(Exception):
+    """An input or output problem, described in one sentence."""
+
+
+# --------------------------------------------------------------------------
+# Loading and validation
+# --------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    """One JSON file."""
+    path: Path
+    meta: dict[str, Any]
+    records: list[dict[str, Any]]
+
+
+@dataclass
+class Group:
+    """All records of one (workload, topology), possibly from several files."""
+    workload: str
+    topology: str
+    records: list[dict[str, Any]] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _clean_number(value: Any) -> Any:
+    """NaN and infinities (accepted by Python's json) count as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def load_run(path: Path) -> Run:
+    name = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ReportError(f"{name} is not UTF-8 text.") from None
+    except OSError as exc:
+        raise ReportError(f"{name} cannot be read ({exc.strerror or exc}).") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(
+            f"{name} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})."
+        ) from None
+    if not isinstance(doc, dict):
+        raise ReportError(f"{name} must hold a JSON object with \"meta\" and \"records\", "
+                          f"not a {type(doc).__name__}.")
+    meta = doc.get("meta")
+    if not isinstance(meta, dict):
+        raise ReportError(f"{name} has no \"meta\" object.")
+    records = doc.get("records")
+    if not isinstance(records, list):
+        raise ReportError(f"{name} has no \"records\" list.")
+    cleaned: list[dict[str, Any]] = []
+    for index, rec in enumerate(records, start=1):
+        where = f"{name} record {index}"
+        if not isinstance(rec, dict):
+            raise ReportError(f"{where} is a {type(rec).__name__}, not a JSON object.")
+        rec = dict(rec)
+        workload = rec.get("workload", meta.get("workload"))
+        if not isinstance(workload, str) or not workload:
+            raise ReportError(f"{where} has no \"workload\" name.")
+        rec["workload"] = workload
+        lock = rec.get("lock")
+        if not isinstance(lock, str) or not lock:
+            raise ReportError(f"{where} has no \"lock\" name.")
+        topology = rec.get("topology")
+        if topology is not None and not isinstance(topology, str):
+            raise ReportError(f"{where} has a \"topology\" that is not a string ({topology!r}).")
+        for key in NUMERIC_FIELDS:
+            if key in rec and rec[key] is not None:
+                if not _is_number(rec[key]):
+                    raise ReportError(f"{where} has a non-numeric \"{key}\" ({rec[key]!r}).")
+                rec[key] = _clean_number(rec[key])
+        pto = rec.get("per_thread_ops")
+        if pto is not None and not (isinstance(pto, list) and all(_is_number(v) for v in pto)):
+            raise ReportError(f"{where} has a \"per_thread_ops\" that is not a list of numbers.")
+        baseline = rec.get("baseline")
+        if baseline is not None and not isinstance(baseline, str):
+            raise ReportError(f"{where} has a \"baseline\" that is not a string ({baseline!r}).")
+        cleaned.append(rec)
+    return Run(path=path, meta=meta, records=cleaned)
+
+
+def load_dir(directory: Path) -> list[Run]:
+    if not directory.is_dir():
+        raise ReportError(f"{directory} is not a directory.")
+    paths = sorted(p for p in directory.glob("*.json") if p.is_file())
+    if not paths:
+        raise ReportError(f"{directory} holds no .json files from `numalock bench --json`.")
+    runs = [load_run(p) for p in paths]
+    if not any(run.records for run in runs):
+        raise ReportError(f"{directory} holds JSON files but none of them has any records.")
+    return runs
+
+
+def group_runs(runs: list[Run]) -> list[Group]:
+    groups: dict[tuple[str, str], Group] = {}
+    for run in runs:
+        for rec in run.records:
+            topo = rec.get("topology") or "default"
+            key = (rec["workload"], topo)
+            grp = groups.get(key)
+            if grp is None:
+                grp = groups[key] = Group(workload=key[0], topology=key[1])
+            grp.records.append(rec)
+            if run.path.name not in grp.files:
+                grp.files.append(run.path.name)
+            rec["_file"] = run.path.name
+
+    def order(key: tuple[str, str]) -> tuple[int, str, str]:
+        workload, topo = key
+        rank = WORKLOAD_ORDER.index(workload) if workload in WORKLOAD_ORDER else len(WORKLOAD_ORDER)
+        return (rank, workload, topo)
+
+    return [groups[k] for k in sorted(groups, key=order)]
+
+
+# --------------------------------------------------------------------------
+# Atomic output
+# --------------------------------------------------------------------------
+
+def atomic_write(path: Path, write: Callable[[Any], None], binary: bool) -> None:
+    """Call write(fileobj) on a temporary file beside path, then rename it to path."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+# --------------------------------------------------------------------------
+# Formatting helpers
+# --------------------------------------------------------------------------
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "x"
+
+
+def md_cell(value: Any) -> str:
+    text = str(value)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def fmt_int(value: Any) -> str:
+    if value is None:
+        return DASH
+    return f"{round(value):,}"
+
+
+def fmt_float(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return DASH
+    return f"{value:.{digits}f}"
+
+
+def fmt_ratio(value: Any) -> str:
+    if value is None:
+        return DASH
+    return f"{value:.2f}\u00d7"
+
+
+def fmt_bytes(value: Any) -> str:
+    if value is None:
+        return DASH
+    value = int(value)
+    if value >= 1 << 20:
+        return f"{value:,} ({value / (1 << 20):.1f} MiB)"
+    if value >= 1 << 10:
+        return f"{value:,} ({value / (1 << 10):.1f} KiB)"
+    return f"{value:,}"
+
+
+def fmt_generic(value: Any) -> str:
+    if value is None:
+        return DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) >= 1000:
+            return f"{int(value):,}"
+        return f"{value:.4g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, list):
+        if len(value) <= 8:
+            return ", ".join(fmt_generic(v) for v in value)
+        return f"{len(value)} values"
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+def md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(md_cell(h) for h in headers) + " |",
+             "|" + "|".join("---" for _ in headers) + "|"]
+    for row in rows:
+        lines.append("| " + " | ".join(md_cell(c) for c in row) + " |")
+    return lines
+
+
+def si_formatter(value: float, _pos: Any = None) -> str:
+    for factor, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:g}{suffix}"
+    return f"{value:g}"
+
+
+def median_or_none(values: Iterable[Any]) -> Any:
+    vals = [v for v in values if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+# --------------------------------------------------------------------------
+# Plotting
+# --------------------------------------------------------------------------
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams.update({
+        "font.size": 12,
+        "axes.titlesize": 14,
+        "axes.labelsize": 12,
+        "legend.fontsize": 11,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+    })
+    return plt
+
+
+def save_figure(fig: Any, path: Path) -> None:
+    plt = _pyplot()
+    try:
+        fig.tight_layout()
+        atomic_write(path, lambda fh: fig.savefig(fh, format="png", dpi=FIG_DPI), binary=True)
+    finally:
+        plt.close(fig)
+
+
+def _series_style(index: int) -> dict[str, Any]:
+    return {"marker": MARKERS[index % len(MARKERS)], "color": f"C{index % 10}",
+            "linewidth": 2, "markersize": 7}
+
+
+def _threads_axis(ax: Any, threads: list[int]) -> None:
+    ax.set_xlabel("threads")
+    if not threads:
+        return
+    lo, hi = min(threads), max(threads)
+    if lo > 0 and hi / lo >= 8:
+        ax.set_xscale("log", base=2)
+    ax.set_xticks(threads)
+    ax.set_xticklabels([str(t) for t in threads])
+    ax.minorticks_off()
+
+
+def _no_data(ax: Any) -> None:
+    ax.text(0.5, 0.5, "no data (all values are null)", transform=ax.transAxes,
+            ha="center", va="center", fontsize=13, color="0.4")
+
+
+def _series_key(rec: dict[str, Any], split_read_pct: bool) -> str:
+    if split_read_pct and rec.get("read_pct") is not None:
+        return f"{rec['lock']} ({fmt_generic(rec['read_pct'])}% reads)"
+    return rec["lock"]
+
+
+def throughput_series(grp: Group, metric: str) -> tuple[dict[str, list[tuple[int, float]]], list[int]]:
+    """label -> sorted [(threads, median value)], plus every thread count seen."""
+    split = len({r.get("read_pct") for r in grp.records}) > 1
+    raw: dict[str, dict[int, list[float]]] = {}
+    threads_seen: set[int] = set()
+    for rec in grp.records:
+        label = _series_key(rec, split)
+        per_label = raw.setdefault(label, {})
+        threads = rec.get("threads")
+        if threads is None:
+            continue
+        threads_seen.add(int(threads))
+        value = rec.get(metric)
+        if value is None:
+            continue
+        per_label.setdefault(int(threads), []).append(value)
+    series = {label: sorted((t, statistics.median(v)) for t, v in pts.items())
+              for label, pts in raw.items()}
+    return series, sorted(threads_seen)
+
+
+def plot_throughput_metric(grp: Group, metric: str, path: Path) -> None:
+    plt = _pyplot()
+    series, threads = throughput_series(grp, metric)
+    fig, ax = plt.subplots(figsize=FIG_SIZE)
+    where = f"{grp.workload}, topology {grp.topology}"
+    any_points = False
+    all_values: list[float] = []
+    for index, (label, pts) in enumerate(series.items()):
+        if not pts:
+            continue
+        any_points = True
+        xs = [p[0] for p in pts]
+        ys = [p[1] for p in pts]
+        all_values.extend(ys)
+        ax.plot(xs, ys, label=label, **_series_style(index))
+    _threads_axis(ax, threads)
+    if metric == "throughput_ops_per_s":
+        ax.set_title(f"Throughput vs threads ({where})")
+        ax.set_ylabel("throughput (operations/s)")
+        positive = [v for v in all_values if v > 0]
+        if positive and max(positive) / min(positive) >= 20:
+            ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
+        from matplotlib.ticker import FuncFormatter
+        ax.yaxis.set_major_formatter(FuncFormatter(si_formatter))
+    elif metric == "remote_share":
+        ax.set_title(f"Remote hand-over share vs threads ({where})")
+        ax.set_ylabel("hand-overs to another node (share, 0\u20131)")
+        ax.set_ylim(-0.02, 1.02)
+    elif metric == "fairness_factor":
+        ax.set_title(f"Fairness factor vs threads ({where})")
+        ax.set_ylabel("ops share of the busier half (0.5 = fair)")
+        ax.axhline(0.5, color="0.3", linestyle="--", linewidth=1)
+        ax.text(0.01, 0.5, " 0.5 = fair", transform=ax.get_yaxis_transform(),
+                va="bottom", ha="left", color="0.3", fontsize=10)
+        ax.set_ylim(0.45, 1.02)
+    if any_points:
+        ax.legend(loc="best", title="lock")
+    else:
+        _no_data(ax)
+    save_figure(fig, path)
+
+
+def plot_latency(grp: Group, path: Path) -> None:
+    plt = _pyplot()
+    ns: dict[str, list[float]] = {}
+    ratio: dict[str, list[float]] = {}
+    for rec in grp.records:
+        ns.setdefault(rec["lock"], [])
+        ratio.setdefault(rec["lock"], [])
+        if rec.get("ns_per_pair") is not None:
+            ns[rec["lock"]].append(rec["ns_per_pair"])
+        if rec.get("ratio_to_pthread") is not None:
+            ratio[rec["lock"]].append(rec["ratio_to_pthread"])
+    bars = [(lock, statistics.median(v), median_or_none(ratio[lock])) for lock, v in ns.items() if v]
+    bars.sort(key=lambda b: b[1])
+    fig, ax = plt.subplots(figsize=FIG_SIZE)
+    ax.set_title(f"Uncontended lock+unlock cost, 1 thread (topology {grp.topology})")
+    ax.set_ylabel("time per lock+unlock pair (ns)")
+    ax.set_xlabel("lock")
+    ax.grid(axis="x", visible=False)
+    if bars:
+        xs = list(range(len(bars)))
+        colors = ["0.55" if b[0] == "pthread" else f"C{i % 10}" for i, b in enumerate(bars)]
+        rects = ax.bar(xs, [b[1] for b in bars], color=colors)
+        ax.set_xticks(xs)
+        ax.set_xticklabels([b[0] for b in bars], rotation=30 if len(bars) > 6 else 0,
+                           ha="right" if len(bars) > 6 else "center")
+        labels = [f"{b[1]:.1f} ns\n" + (f"{b[2]:.2f}\u00d7 pthread" if b[2] is not None else DASH)
+                  for b in bars]
+        ax.bar_label(rects, labels=labels, padding=3, fontsize=10)
+        ax.set_ylim(0, max(b[1] for b in bars) * 1.25)
+    else:
+        _no_data(ax)
+    save_figure(fig, path)
+
+
+def plot_footprint(grp: Group, path: Path) -> None:
+    plt = _pyplot()
+    raw: dict[str, dict[int, list[float]]] = {}
+    nodes_seen: set[int] = set()
+    for rec in grp.records:
+        per_lock = raw.setdefault(rec["lock"], {})
+        if rec.get("nodes_used") is None:
+            continue
+        nodes_seen.add(int(rec["nodes_used"]))
+        if rec.get("bytes") is None:
+            continue
+        per_lock.setdefault(int(rec["nodes_used"]), []).append(rec["bytes"])
+    fig, ax = plt.subplots(figsize=FIG_SIZE)
+    ax.set_title(f"Lock memory footprint vs NUMA nodes used (topology {grp.topology})")
+    ax.set_xlabel("NUMA nodes used")
+    ax.set_ylabel("bytes per lock")
+    values: list[float] = []
+    any_points = False
+    for index, (lock, pts) in enumerate(raw.items()):
+        if not pts:
+            continue
+        any_points = True
+        xy = sorted((n, statistics.median(v)) for n, v in pts.items())
+        values.extend(y for _, y in xy)
+        ax.plot([p[0] for p in xy], [p[1] for p in xy], label=lock, **_series_style(index))
+    if nodes_seen:
+        ticks = sorted(nodes_seen)
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([str(t) for t in ticks])
+    positive = [v for v in values if v > 0]
+    if positive and max(positive) / min(positive) >= 50:
+        ax.set_yscale("log", base=2)
+        from matplotlib.ticker import FuncFormatter
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: _bytes_tick(v)))
+    elif values:
+        ax.set_ylim(bottom=0)
+    if any_points:
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), title="lock")
+    else:
+        _no_data(ax)
+    save_figure(fig, path)
+
+
+def _bytes_tick(value: float) -> str:
+    if value >= 1 << 20:
+        return f"{value / (1 << 20):g} MiB"
+    if value >= 1 << 10:
+        return f"{value / (1 << 10):g} KiB"
+    return f"{value:g} B"
+
+
+# --------------------------------------------------------------------------
+# Report sections
+# --------------------------------------------------------------------------
+
+HOW_TO_READ = (
+    "**Remote share** is the share of lock hand-overs whose new holder runs on another "
+    "(virtual) NUMA node than the previous holder: lower means the lock keeps its data "
+    "on one node longer, which is what NUMA-aware locks aim for (it is empty when a run "
+    "had no hand-overs). The **fairness factor** is the share of all operations done by "
+    "the busier half of the threads (CNA paper, section 7.1.1): 0.5 means every thread "
+    "got the same share, 1.0 means one half of the threads did all the work. **Ratios** "
+    "are against a baseline lock measured in the same run (named in each table), because "
+    "absolute timings on a two-core shared machine are noisy; compare ratios and shapes "
+    "rather than absolute numbers. A \u201c" + DASH + "\u201d marks a value the benchmark "
+    "did not report (null); such points are left out of the plots."
+)
+
+
+def _image(lines: list[str], alt: str, name: str) -> None:
+    lines.append(f"![{alt}]({name})")
+    lines.append("")
+
+
+def section_throughput(grp: Group, directory: Path, written: list[Path]) -> list[str]:
+    base = f"{slug(grp.workload)}_{slug(grp.topology)}"
+    lines = [f"## {grp.workload} \u2014 topology `{grp.topology}`", ""]
+    if len(grp.files) > 1:
+        lines += [f"From {len(grp.files)} files: " + ", ".join(f"`{f}`" for f in grp.files) + ".", ""]
+    plots = (("throughput_ops_per_s", "throughput", "Throughput vs threads"),
+             ("remote_share", "remote_share", "Remote hand-over share vs threads"),
+             ("fairness_factor", "fairness", "Fairness factor vs threads"))
+    for metric, suffix, alt in plots:
+        path = directory / f"{base}_{suffix}.png"
+        plot_throughput_metric(grp, metric, path)
+        written.append(path)
+        _image(lines, f"{alt} for {grp.workload} ({grp.topology})", path.name)
+
+    baselines = {r.get("baseline") for r in grp.records if r.get("ratio_to_baseline") is not None}
+    baselines.discard(None)
+    if len(baselines) == 1:
+        ratio_head = f"ratio to {next(iter(baselines))}"
+    else:
+        ratio_head = "ratio to baseline"
+    has_read_pct = any(r.get("read_pct") is not None for r in grp.records)
+    multi_file = len(grp.files) > 1
+    headers = ["lock", "threads"]
+    if has_read_pct:
+        headers.append("read %")
+    headers += ["throughput (ops/s)", ratio_head, "remote share", "fairness", "hand-overs"]
+    if multi_file:
+        headers.append("file")
+
+    def sort_key(rec: dict[str, Any]) -> tuple[Any, ...]:
+        locks = list(dict.fromkeys(r["lock"] for r in grp.records))
+        return (locks.index(rec["lock"]),
+                rec.get("read_pct") if rec.get("read_pct") is not None else -1,
+                rec.get("threads") if rec.get("threads") is not None else -1)
+
+    rows = []
+    for rec in sorted(grp.records, key=sort_key):
+        ratio = fmt_ratio(rec.get("ratio_to_baseline"))
+        if len(baselines) > 1 and rec.get("ratio_to_baseline") is not None and rec.get("baseline"):
+            ratio += f" {rec['baseline']}"
+        row = [rec["lock"], fmt_generic(rec.get("threads"))]
+        if has_read_pct:
+            row.append(fmt_generic(rec.get("read_pct")))
+        row += [fmt_int(rec.get("throughput_ops_per_s")), ratio,
+                fmt_float(rec.get("remote_share")), fmt_float(rec.get("fairness_factor")),
+                fmt_int(rec.get("handovers"))]
+        if multi_file:
+            row.append(rec["_file"])
+        rows.append(row)
+    lines += md_table(headers, rows)
+    lines.append("")
+    return lines
+
+
+def section_latency(grp: Group, directory: Path, written: list[Path]) -> list[str]:
+    path = directory / f"{slug(grp.workload)}_{slug(grp.topology)}_ns_per_pair.png"
+    plot_latency(grp, path)
+    written.append(path)
+    lines = [f"## latency \u2014 topology `{grp.topology}`", "",
+             "One thread, no contention: the cost of one acquire+release pair, "
+             "and its ratio to glibc's pthread mutex measured in the same run.", ""]
+    _image(lines, f"Lock+unlock cost per lock ({grp.topology})", path.name)
+    headers = ["lock", "ns per lock+unlock", "ratio to pthread", "throughput (pairs/s)"]
+    if len(grp.files) > 1:
+        headers.append("file")
+    recs = sorted(grp.records, key=lambda r: (r.get("ns_per_pair") is None, r.get("ns_per_pair") or 0))
+    rows = []
+    for rec in recs:
+        row = [rec["lock"], fmt_float(rec.get("ns_per_pair"), 1), fmt_ratio(rec.get("ratio_to_pthread")),
+               fmt_int(rec.get("throughput_ops_per_s"))]
+        if len(grp.files) > 1:
+            row.append(rec["_file"])
+        rows.append(row)
+    lines += md_table(headers, rows)
+    lines.append("")
+    return lines
+
+
+def section_footprint(grp: Group, directory: Path, written: list[Path]) -> list[str]:
+    path = directory / f"{slug(grp.workload)}_{slug(grp.topology)}_bytes.png"
+    plot_footprint(grp, path)
+    written.append(path)
+    lines = [f"## footprint \u2014 topology `{grp.topology}`", "",
+             "Memory one lock occupies, by the number of NUMA nodes it is used from.", ""]
+    _image(lines, f"Bytes per lock vs nodes used ({grp.topology})", path.name)
+    headers = ["lock", "nodes used", "bytes"]
+    if len(grp.files) > 1:
+        headers.append("file")
+    locks = list(dict.fromkeys(r["lock"] for r in grp.records))
+    recs = sorted(grp.records, key=lambda r: (locks.index(r["lock"]),
+                                             r.get("nodes_used") if r.get("nodes_used") is not None else -1))
+    rows = []
+    for rec in recs:
+        row = [rec["lock"], fmt_generic(rec.get("nodes_used")), fmt_bytes(rec.get("bytes"))]
+        if len(grp.files) > 1:
+            row.append(rec["_file"])
+        rows.append(row)
+    lines += md_table(headers, rows)
+    lines.append("")
+    return lines
+
+
+def section_generic(grp: Group) -> list[str]:
+    lines = [f"## {grp.workload} \u2014 topology `{grp.topology}`", "",
+             "A workload this report has no plots for; all fields as recorded.", ""]
+    headers: list[str] = []
+    for rec in grp.records:
+        for key in rec:
+            if key not in headers and key not in ("workload", "topology", "_file"):
+                headers.append(key)
+    if len(grp.files) > 1:
+        headers.append("_file")
+    rows = [[fmt_generic(rec.get(h)) for h in headers] for rec in grp.records]
+    lines += md_table(["file" if h == "_file" else h for h in headers], rows)
+    lines.append("")
+    return lines
+
+
+def section_meta(runs: list[Run]) -> list[str]:
+    def distinct(key: str) -> str:
+        vals = list(dict.fromkeys(fmt_generic(r.meta.get(key)) for r in runs))
+        return ", ".join(vals) if vals else DASH
+
+    starts = sorted(str(r.meta["started_utc"]) for r in runs if r.meta.get("started_utc"))
+    when = DASH if not starts else (starts[0] if starts[0] == starts[-1] else f"{starts[0]} to {starts[-1]}")
+    lines = ["## Runs", ""]
+    lines += md_table(["", ""], [
+        ["host", distinct("host")],
+        ["online CPUs", distinct("online_cpus")],
+        ["real NUMA nodes", distinct("real_nodes")],
+        ["started (UTC)", when],
+        ["tool", ", ".join(dict.fromkeys(
+            f"{r.meta.get('tool') or 'numalock'} {r.meta.get('version') or ''}".strip() for r in runs))],
+        ["files", str(len(runs))],
+    ])
+    lines.append("")
+    rows = []
+    for run in runs:
+        params = run.meta.get("params")
+        if isinstance(params, dict) and params:
+            ptext = ", ".join(f"{k}={fmt_generic(v)}" for k, v in params.items())
+        else:
+            ptext = DASH
+        workloads = ", ".join(dict.fromkeys(r["workload"] for r in run.records)) or \
+            fmt_generic(run.meta.get("workload"))
+        rows.append([run.path.name, workloads, fmt_generic(run.meta.get("started_utc")),
+                     str(len(run.records)), ptext])
+    lines += md_table(["file", "workload", "started (UTC)", "records", "parameters"], rows)
+    lines += ["", "Commands, exactly as run:", "", "```sh"]
+    for run in runs:
+        command = run.meta.get("command")
+        lines.append(str(command) if command else f"# {run.path.name}: command not recorded")
+    lines += ["```", ""]
+    return lines
+
+
+_MD_LINK = re.compile(r"(!?\[[^\]]*\]\()([^)\s]+)")
+
+
+def section_java(java_md: Path) -> list[str]:
+    try:
+        text = java_md.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return ["## Java (virtual threads)", "",
+                f"See [java/java.md](java/java.md) (it could not be included: {exc}).", ""]
+
+    def relink(match: re.Match[str]) -> str:
+        target = match.group(2)
+        if re.match(r"^([a-zA-Z][a-zA-Z0-9+.-]*:|/|#)", target):
+            return match.group(0)
+        return match.group(1) + "java/" + target
+
+    lines = ["## Java (virtual threads)", "",
+             "Included from [java/java.md](java/java.md).", ""]
+    in_fence = False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            lines.append(line)
+            continue
+        if in_fence:
+            lines.append(line)
+            continue
+        if line.startswith("#"):
+            line = "##" + line  # keep the included headings below this section's
+        lines.append(_MD_LINK.sub(relink, line))
+    lines.append("")
+    return lines
+
+
+def build_report(directory: Path, title: str) -> tuple[Path, list[Path]]:
+    runs = load_dir(directory)
+    groups = group_runs(runs)
+    written: list[Path] = []
+    lines = [f"# {title}", ""]
+    lines += section_meta(runs)
+    lines += ["## How to read this", "", HOW_TO_READ, ""]
+    for grp in groups:
+        if grp.workload in THROUGHPUT_WORKLOADS:
+            lines += section_throughput(grp, directory, written)
+        elif grp.workload == LATENCY_WORKLOAD:
+            lines += section_latency(grp, directory, written)
+        elif grp.workload == FOOTPRINT_WORKLOAD:
+            lines += section_footprint(grp, directory, written)
+        else:
+            lines += section_generic(grp)
+    java_md = directory / "java" / "java.md"
+    if java_md.is_file():
+        lines += section_java(java_md)
+    report = directory / "report.md"
+    text = "\n".join(lines).rstrip("\n") + "\n"
+    atomic_write(report, lambda fh: fh.write(text), binary=False)
+    return report, written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Write PNG plots and report.md from numalock bench JSON files in DIR.")
+    parser.add_argument("dir", metavar="DIR", help="directory holding the *.json files; outputs go here too")
+    parser.add_argument("--title", default="numalock benchmark report", help="title of report.md")
+    args = parser.parse_args(argv)
+    directory = Path(args.dir)
+    try:
+        report, written = build_report(directory, args.title)
+    except ReportError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        target = exc.filename or args.dir
+        print(f"{PROG}: cannot write into {target} ({exc.strerror or exc}).", file=sys.stderr)
+        return 1
+    print(f"{PROG}: wrote {report} and {len(written)} plot(s).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
