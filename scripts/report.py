@@ -48,6 +48,11 @@ DASH = "\u2013"  # shown for null / missing values
 FIG_SIZE = (10.0, 5.6)
 FIG_DPI = 100
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h", "p")
+LINESTYLES = ("-", "--", "-.", ":")
+# More series than this and the legend moves outside the axes, to the right.
+LEGEND_INSIDE_MAX = 6
+# More bars than this and the latency chart turns horizontal.
+VERTICAL_BARS_MAX = 8
 
 
 class ReportError(Exception):
@@ -307,8 +312,22 @@ def save_figure(fig: Any, path: Path) -> None:
 
 
 def _series_style(index: int) -> dict[str, Any]:
-    return {"marker": MARKERS[index % len(MARKERS)], "color": f"C{index % 10}",
-            "linewidth": 2, "markersize": 7}
+    """Colour, marker and line style all vary; earlier series are drawn larger, so a
+    series hidden under a later one with equal values still shows around its edge."""
+    style = {"marker": MARKERS[index % len(MARKERS)], "color": f"C{index % 10}",
+             "linestyle": LINESTYLES[index % len(LINESTYLES)],
+             "linewidth": max(1.2, 2.6 - 0.15 * index), "markersize": max(5.0, 12.0 - 0.8 * index)}
+    if index % 2:
+        style.update(markerfacecolor="none", markeredgewidth=2)  # hollow: shows what is beneath
+    return style
+
+
+def _legend(ax: Any, count: int, title: str = "lock") -> None:
+    if count > LEGEND_INSIDE_MAX:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), title=title,
+                  fontsize=10, borderaxespad=0)
+    else:
+        ax.legend(loc="best", title=title)
 
 
 def _threads_axis(ax: Any, threads: list[int]) -> None:
@@ -388,12 +407,10 @@ def plot_throughput_metric(grp: Group, metric: str, path: Path) -> None:
     elif metric == "fairness_factor":
         ax.set_title(f"Fairness factor vs threads ({where})")
         ax.set_ylabel("ops share of the busier half (0.5 = fair)")
-        ax.axhline(0.5, color="0.3", linestyle="--", linewidth=1)
-        ax.text(0.01, 0.5, " 0.5 = fair", transform=ax.get_yaxis_transform(),
-                va="bottom", ha="left", color="0.3", fontsize=10)
+        ax.axhline(0.5, color="0.3", linestyle=(0, (6, 3)), linewidth=1, label="0.5 = fair", zorder=1)
         ax.set_ylim(0.45, 1.02)
     if any_points:
-        ax.legend(loc="best", title="lock")
+        _legend(ax, len([p for p in series.values() if p]) + (metric == "fairness_factor"))
     else:
         _no_data(ax)
     save_figure(fig, path)
@@ -412,24 +429,43 @@ def plot_latency(grp: Group, path: Path) -> None:
             ratio[rec["lock"]].append(rec["ratio_to_pthread"])
     bars = [(lock, statistics.median(v), median_or_none(ratio[lock])) for lock, v in ns.items() if v]
     bars.sort(key=lambda b: b[1])
-    fig, ax = plt.subplots(figsize=FIG_SIZE)
+    horizontal = len(bars) > VERTICAL_BARS_MAX
+    size = (FIG_SIZE[0], max(FIG_SIZE[1], 1.2 + 0.42 * len(bars))) if horizontal else FIG_SIZE
+    fig, ax = plt.subplots(figsize=size)
     ax.set_title(f"Uncontended lock+unlock cost, 1 thread (topology {grp.topology})")
-    ax.set_ylabel("time per lock+unlock pair (ns)")
-    ax.set_xlabel("lock")
-    ax.grid(axis="x", visible=False)
-    if bars:
-        xs = list(range(len(bars)))
-        colors = ["0.55" if b[0] == "pthread" else f"C{i % 10}" for i, b in enumerate(bars)]
-        rects = ax.bar(xs, [b[1] for b in bars], color=colors)
-        ax.set_xticks(xs)
-        ax.set_xticklabels([b[0] for b in bars], rotation=30 if len(bars) > 6 else 0,
-                           ha="right" if len(bars) > 6 else "center")
-        labels = [f"{b[1]:.1f} ns\n" + (f"{b[2]:.2f}\u00d7 pthread" if b[2] is not None else DASH)
-                  for b in bars]
-        ax.bar_label(rects, labels=labels, padding=3, fontsize=10)
-        ax.set_ylim(0, max(b[1] for b in bars) * 1.25)
-    else:
+    value_label = "time per lock+unlock pair (ns)"
+    if not bars:
+        ax.set_ylabel(value_label)
         _no_data(ax)
+        save_figure(fig, path)
+        return
+    positions = list(range(len(bars)))
+    palette = [f"C{i}" for i in range(10) if i != 7]  # C7 is grey, kept for pthread
+    colors = ["0.55" if b[0] == "pthread" else palette[i % len(palette)] for i, b in enumerate(bars)]
+    values = [b[1] for b in bars]
+    names = [b[0] for b in bars]
+    ratio_text = [f"{b[2]:.2f}\u00d7 pthread" if b[2] is not None else f"{DASH} pthread" for b in bars]
+    if horizontal:
+        rects = ax.barh(positions, values, color=colors)
+        ax.set_yticks(positions)
+        ax.set_yticklabels(names)
+        ax.invert_yaxis()  # cheapest on top
+        ax.set_xlabel(value_label)
+        ax.set_ylabel("lock")
+        ax.grid(axis="y", visible=False)
+        labels = [f"{v:.1f} ns ({r})" for v, r in zip(values, ratio_text)]
+        ax.bar_label(rects, labels=labels, padding=4, fontsize=10)
+        ax.set_xlim(0, max(values) * 1.35)
+    else:
+        rects = ax.bar(positions, values, color=colors)
+        ax.set_xticks(positions)
+        ax.set_xticklabels(names)
+        ax.set_ylabel(value_label)
+        ax.set_xlabel("lock")
+        ax.grid(axis="x", visible=False)
+        labels = [f"{v:.1f} ns\n{r}" for v, r in zip(values, ratio_text)]
+        ax.bar_label(rects, labels=labels, padding=3, fontsize=10)
+        ax.set_ylim(0, max(values) * 1.25)
     save_figure(fig, path)
 
 
@@ -470,7 +506,7 @@ def plot_footprint(grp: Group, path: Path) -> None:
     elif values:
         ax.set_ylim(bottom=0)
     if any_points:
-        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), title="lock")
+        _legend(ax, LEGEND_INSIDE_MAX + 1)  # always outside: equal footprints overlap a lot
     else:
         _no_data(ax)
     save_figure(fig, path)
@@ -633,7 +669,7 @@ def section_meta(runs: list[Run]) -> list[str]:
     starts = sorted(str(r.meta["started_utc"]) for r in runs if r.meta.get("started_utc"))
     when = DASH if not starts else (starts[0] if starts[0] == starts[-1] else f"{starts[0]} to {starts[-1]}")
     lines = ["## Runs", ""]
-    lines += md_table(["", ""], [
+    lines += md_table(["what", "value"], [
         ["host", distinct("host")],
         ["online CPUs", distinct("online_cpus")],
         ["real NUMA nodes", distinct("real_nodes")],
@@ -647,7 +683,8 @@ def section_meta(runs: list[Run]) -> list[str]:
     for run in runs:
         params = run.meta.get("params")
         if isinstance(params, dict) and params:
-            ptext = ", ".join(f"{k}={fmt_generic(v)}" for k, v in params.items())
+            ptext = ", ".join(f"{k}={v if isinstance(v, (int, float, str)) else json.dumps(v)}"
+                              for k, v in params.items())
         else:
             ptext = DASH
         workloads = ", ".join(dict.fromkeys(r["workload"] for r in run.records)) or \
