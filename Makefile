@@ -1,0 +1,70 @@
+# numalock: the two commands of the README.
+#   make run    build, run the default benchmark suite, write results/<UTC time>/
+#               (JSON, PNG plots, report.md); results/latest points at it
+#   make test   build and run every test: C (CTest, ThreadSanitizer build too) and Java (Maven)
+# Both install what they need on a fresh Debian 12 machine.
+
+BUILD      ?= build
+TSAN_BUILD ?= build-tsan
+VENV       ?= .venv
+PY         := $(VENV)/bin/python3
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+NUMALOCK   := $(BUILD)/bin/numalock
+CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
+APT_PKGS   := cmake ninja-build gcc g++ make python3-venv libtsan2 valgrind maven
+SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all build tsan deps venv test test-c test-tsan test-java run run-java clean
+
+all: build
+
+# Install missing system packages (apt) once; quiet when everything is there.
+deps:
+	@missing=""; for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@for f in scripts/deps.d/*.sh; do [ -f "$$f" ] && sh "$$f" || true; done
+
+venv: $(PY)
+$(PY): scripts/requirements.txt
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r scripts/requirements.txt
+	@touch $(PY)
+
+build: deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+tsan: deps
+	cmake -S . -B $(TSAN_BUILD) $(CMAKE_GEN) -DNL_SANITIZE_THREAD=ON >/dev/null
+	cmake --build $(TSAN_BUILD) -j $(JOBS)
+
+test: deps venv
+	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory test-c test-tsan test-java
+
+test-c:
+	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 300
+
+test-tsan: tsan
+	cd $(TSAN_BUILD) && ctest -j $(JOBS) --output-on-failure -L tsan --timeout 600
+
+test-java:
+	@if [ -x java/build.sh ]; then java/build.sh test; else echo "java: no module yet"; fi
+
+# The main job: the default suite on this machine.
+run: deps venv build
+	@ts=$$(date -u +%Y%m%dT%H%M%SZ); out=results/$$ts; tmp=results/.$$ts.partial; \
+	rm -rf $$tmp; mkdir -p $$tmp && \
+	$(NUMALOCK) report --out $$tmp --no-render && \
+	{ if [ -x java/build.sh ]; then java/build.sh bench $$tmp/java || echo "java benchmarks failed: report goes on without them"; fi; } && \
+	$(PY) scripts/report.py $$tmp && mv $$tmp $$out && ln -sfn $$ts results/latest && \
+	echo "report: $$out/report.md (also results/latest/report.md)"
+
+run-java:
+	java/build.sh bench results/java-$$(date -u +%Y%m%dT%H%M%SZ)
+
+clean:
+	rm -rf $(BUILD) $(TSAN_BUILD)

@@ -1,0 +1,108 @@
+/*
+ * Benchmark framework shared by the workloads of `numalock bench`.
+ *
+ * A workload declares its own options and a run function. Throughput
+ * workloads hand one operation function to bench_throughput(), which runs the
+ * threads, pins them to virtual nodes round-robin, skips a warm-up, and
+ * fills a record (ops, per-thread ops, fairness factor, hand-over stats).
+ * Records are printed as a table and written as JSON (see docs/ARCHITECTURE.md).
+ */
+#ifndef NL_BENCH_H
+#define NL_BENCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "numalock/numalock.h"
+#include "numalock/topology.h"
+
+#define BENCH_MAX_LOCKS 64
+#define BENCH_MAX_THREADS_LIST 32
+#define BENCH_MAX_THREADS 1024
+
+typedef struct bench_opt {
+    const char *name;     /* flag without dashes, e.g. "key-range" */
+    const char *defval;
+    const char *help;
+} bench_opt_t;
+
+typedef struct bench_record {
+    char workload[32];
+    char lock[48];
+    int threads;
+    char topology[128];
+    double duration_s;
+    uint64_t ops;
+    double throughput;            /* ops per second */
+    uint64_t *per_thread_ops;     /* threads entries (owned) */
+    double fairness;              /* NaN: null */
+    int has_stats;
+    nl_stats_snapshot_t stats;
+    double ratio;                 /* to baseline; NaN: absent */
+    char baseline[48];
+    char extra[1024];             /* extra JSON members: "\"k\": v, \"k2\": v2" or "" */
+} bench_record_t;
+
+typedef struct bench_ctx {
+    const char *workload;
+    const nl_lock_ops_t *locks[BENCH_MAX_LOCKS];
+    size_t nlocks;
+    int threads[BENCH_MAX_THREADS_LIST];
+    size_t nthreads;
+    double duration;
+    char topology[128];
+    const bench_opt_t *opts;
+    const char *optval[32];        /* parallel to opts */
+    const char *json_path;         /* NULL: none */
+    char command[2048];
+    bench_record_t *records;
+    size_t nrecords, caprecords;
+    char err[512];
+    int quiet;
+} bench_ctx_t;
+
+typedef struct bench_workload {
+    const char *name;
+    const char *description;
+    const bench_opt_t *opts;       /* terminated by {NULL} */
+    const char *default_locks;     /* "all" or a list; filter applied by workload */
+    const char *default_threads;
+    const char *default_duration;
+    int (*run)(bench_ctx_t *ctx);  /* 0, or errno with ctx->err set */
+} bench_workload_t;
+
+/* option lookup (value as given or default) */
+const char *bench_opt(const bench_ctx_t *c, const char *name);
+long bench_opt_long(const bench_ctx_t *c, const char *name);
+
+bench_record_t *bench_new_record(bench_ctx_t *c, const nl_lock_ops_t *ops, int threads);
+
+/* Throughput run: `op` performs one operation (critical section + external
+ * work) for thread `tid`; returns 0 or errno. */
+typedef void (*bench_op_fn)(void *state, int tid, nl_lock_t *lock);
+typedef struct bench_tp_args {
+    const nl_lock_ops_t *ops;
+    int threads;
+    double duration;
+    void *state;
+    bench_op_fn op;
+    void (*thread_init)(void *state, int tid); /* may be NULL */
+} bench_tp_args_t;
+int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r);
+
+double bench_fairness(const uint64_t *per_thread, int n);
+void bench_ratios(bench_ctx_t *c, const char *baseline);
+
+/* the entry point of `numalock bench` (argv[0] is the workload name) */
+int bench_main(int argc, char **argv, const char *command_line);
+void bench_list_workloads(FILE *f);
+const bench_workload_t *bench_find_workload(const char *name);
+const char *bench_workload_names(char *buf, size_t len);
+
+/* workloads */
+extern const bench_workload_t bench_kvmap, bench_latency;
+
+/* small JSON helpers */
+void json_str(FILE *f, const char *s);
+void json_num(FILE *f, double v);  /* NaN/inf -> null */
+
+#endif

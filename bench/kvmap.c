@@ -1,0 +1,246 @@
+/*
+ * Key-value map microbenchmark (CNA paper, section 7.1.1): an AVL tree under
+ * one lock; operations drawn uniformly from lookups and updates (updates split
+ * evenly between inserts and removes), keys uniform in [0, key-range); the map
+ * starts roughly half full; optional external (non-critical) work between
+ * operations, a pseudo-random number loop.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bench.h"
+
+typedef struct avl {
+    struct avl *l, *r;
+    long key, val;
+    int h;
+} avl_t;
+
+static int h(avl_t *n) { return n ? n->h : 0; }
+static void fix(avl_t *n) { n->h = 1 + (h(n->l) > h(n->r) ? h(n->l) : h(n->r)); }
+static avl_t *rot_r(avl_t *n) { avl_t *l = n->l; n->l = l->r; l->r = n; fix(n); fix(l); return l; }
+static avl_t *rot_l(avl_t *n) { avl_t *r = n->r; n->r = r->l; r->l = n; fix(n); fix(r); return r; }
+
+static avl_t *balance(avl_t *n)
+{
+    fix(n);
+    int b = h(n->l) - h(n->r);
+    if (b > 1) {
+        if (h(n->l->l) < h(n->l->r))
+            n->l = rot_l(n->l);
+        return rot_r(n);
+    }
+    if (b < -1) {
+        if (h(n->r->r) < h(n->r->l))
+            n->r = rot_r(n->r);
+        return rot_l(n);
+    }
+    return n;
+}
+
+/* insert `fresh` unless key exists (then *used = 0) */
+static avl_t *avl_insert(avl_t *n, avl_t *fresh, int *used)
+{
+    if (!n) {
+        *used = 1;
+        return fresh;
+    }
+    if (fresh->key < n->key)
+        n->l = avl_insert(n->l, fresh, used);
+    else if (fresh->key > n->key)
+        n->r = avl_insert(n->r, fresh, used);
+    else
+        return n;
+    return balance(n);
+}
+
+static avl_t *avl_pop_min(avl_t *n, avl_t **min)
+{
+    if (!n->l) {
+        *min = n;
+        return n->r;
+    }
+    n->l = avl_pop_min(n->l, min);
+    return balance(n);
+}
+
+static avl_t *avl_remove(avl_t *n, long key, avl_t **gone)
+{
+    if (!n)
+        return NULL;
+    if (key < n->key)
+        n->l = avl_remove(n->l, key, gone);
+    else if (key > n->key)
+        n->r = avl_remove(n->r, key, gone);
+    else {
+        *gone = n;
+        if (!n->l)
+            return n->r;
+        if (!n->r)
+            return n->l;
+        avl_t *m;
+        avl_t *r = avl_pop_min(n->r, &m);
+        m->l = n->l;
+        m->r = r;
+        return balance(m);
+    }
+    return balance(n);
+}
+
+static avl_t *avl_find(avl_t *n, long key)
+{
+    while (n && n->key != key)
+        n = key < n->key ? n->l : n->r;
+    return n;
+}
+
+static void avl_free(avl_t *n)
+{
+    if (!n)
+        return;
+    avl_free(n->l);
+    avl_free(n->r);
+    free(n);
+}
+
+typedef struct {
+    _Alignas(64) uint64_t rng;
+    avl_t *spare;     /* one node kept for the next insert */
+    long sink;
+} kv_thread_t;
+
+typedef struct {
+    avl_t *root;
+    long key_range;
+    unsigned update_pct;
+    unsigned external;
+    kv_thread_t *t;
+} kv_state_t;
+
+static inline uint64_t xs(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+static void kv_thread_init(void *state, int tid)
+{
+    kv_state_t *st = state;
+    st->t[tid].rng = 0x9E3779B97F4A7C15ull * (uint64_t)(tid + 1) + 12345;
+}
+
+static void kv_op(void *state, int tid, nl_lock_t *lock)
+{
+    kv_state_t *st = state;
+    kv_thread_t *me = &st->t[tid];
+    uint64_t r = xs(&me->rng);
+    long key = (long)(r % (uint64_t)st->key_range);
+    unsigned pick = (unsigned)((r >> 32) % 100);
+    if (pick < st->update_pct) {
+        if (pick % 2 == 0) { /* insert */
+            if (!me->spare && !(me->spare = malloc(sizeof(avl_t))))
+                abort();
+            me->spare->l = me->spare->r = NULL;
+            me->spare->key = key;
+            me->spare->val = key;
+            me->spare->h = 1;
+            int used = 0;
+            nl_lock_acquire(lock);
+            st->root = avl_insert(st->root, me->spare, &used);
+            nl_lock_release(lock);
+            if (used)
+                me->spare = NULL;
+        } else { /* remove */
+            avl_t *gone = NULL;
+            nl_lock_acquire(lock);
+            st->root = avl_remove(st->root, key, &gone);
+            nl_lock_release(lock);
+            if (gone) {
+                if (!me->spare)
+                    me->spare = gone;
+                else
+                    free(gone);
+            }
+        }
+    } else {
+        nl_lock_acquire(lock);
+        avl_t *n = avl_find(st->root, key);
+        me->sink += n ? n->val : 0;
+        nl_lock_release(lock);
+    }
+    /* external work: a pseudo-random number loop outside the lock */
+    for (unsigned i = 0; i < st->external; i++)
+        me->sink += (long)xs(&me->rng) & 1;
+}
+
+static int kv_run(bench_ctx_t *c)
+{
+    kv_state_t st = {0};
+    st.key_range = bench_opt_long(c, "key-range");
+    st.update_pct = (unsigned)bench_opt_long(c, "update-pct");
+    st.external = (unsigned)bench_opt_long(c, "external-work");
+    if (st.key_range < 1 || st.update_pct > 100) {
+        snprintf(c->err, sizeof c->err,
+                 "bad kvmap parameters: --key-range must be at least 1 and --update-pct at most 100");
+        return EINVAL;
+    }
+    for (size_t ti = 0; ti < c->nthreads; ti++) {
+        for (size_t li = 0; li < c->nlocks; li++) {
+            int T = c->threads[ti];
+            st.t = aligned_alloc(64, (size_t)T * sizeof(kv_thread_t));
+            if (!st.t)
+                return ENOMEM;
+            memset(st.t, 0, (size_t)T * sizeof(kv_thread_t));
+            /* pre-fill about half of the key range */
+            uint64_t seed = 42;
+            st.root = NULL;
+            for (long i = 0; i < st.key_range / 2; i++) {
+                avl_t *n = calloc(1, sizeof *n);
+                if (!n)
+                    return ENOMEM;
+                n->key = (long)(xs(&seed) % (uint64_t)st.key_range);
+                n->val = n->key;
+                n->h = 1;
+                int used = 0;
+                st.root = avl_insert(st.root, n, &used);
+                if (!used)
+                    free(n);
+            }
+            bench_record_t *r = bench_new_record(c, c->locks[li], T);
+            if (!r)
+                return ENOMEM;
+            bench_tp_args_t a = { c->locks[li], T, c->duration, &st, kv_op, kv_thread_init };
+            int rc = bench_throughput(c, &a, r);
+            snprintf(r->extra, sizeof r->extra,
+                     "\"key_range\": %ld, \"update_pct\": %u, \"external_work\": %u", st.key_range,
+                     st.update_pct, st.external);
+            for (int i = 0; i < T; i++)
+                free(st.t[i].spare);
+            free(st.t);
+            avl_free(st.root);
+            if (rc)
+                return rc;
+        }
+    }
+    bench_ratios(c, "pthread");
+    return 0;
+}
+
+static const bench_opt_t kv_opts[] = {
+    { "key-range", "1024", "keys are drawn from [0, key-range); the map starts half full" },
+    { "update-pct", "20", "share of operations that update (half insert, half remove)" },
+    { "external-work", "0", "iterations of pseudo-random work outside the lock per operation" },
+    { NULL, NULL, NULL },
+};
+
+const bench_workload_t bench_kvmap = {
+    .name = "kvmap",
+    .description = "AVL-tree key-value map under one lock (CNA paper sec. 7.1.1)",
+    .opts = kv_opts,
+    .default_locks = "all",
+    .default_threads = "1,2,4,8",
+    .default_duration = "1",
+    .run = kv_run,
+};

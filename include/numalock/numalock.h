@@ -1,0 +1,141 @@
+/*
+ * numalock: locks for NUMA machines.
+ *
+ * Generic, runtime-selected API. Every algorithm is described by an
+ * nl_lock_ops_t (see registry.c for the list) and can be used either
+ *   - through a handle:            nl_lock_create("mcs", NULL) ... nl_lock_destroy()
+ *   - on caller-provided storage:  ops = nl_lock_find("mcs"); ops->init(storage, NULL); ...
+ *
+ * Errors are returned as errno values (or NULL + errno); the library never prints.
+ */
+#ifndef NUMALOCK_H
+#define NUMALOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(NL_BUILDING_LIBRARY)
+#define NL_API __attribute__((visibility("default")))
+#else
+#define NL_API
+#endif
+
+#define NL_VERSION "0.1.0"
+
+/* ---- properties of an algorithm ---------------------------------------- */
+enum {
+    NL_PROP_FAIR        = 1u << 0, /* FIFO or bounded-bypass admission            */
+    NL_PROP_BLOCKING    = 1u << 1, /* waiters park in the kernel (futex)           */
+    NL_PROP_NUMA_AWARE  = 1u << 2, /* admission policy prefers the holder's node   */
+    NL_PROP_ZERO_INIT   = 1u << 3, /* all-zero storage is an unlocked lock         */
+    NL_PROP_ANY_UNLOCK  = 1u << 4, /* may be released by a thread other than owner */
+    NL_PROP_RW          = 1u << 5, /* read_acquire/read_release available          */
+    NL_PROP_DELEGATE    = 1u << 6, /* critical sections run by a server (execute)  */
+    NL_PROP_NEEDS_DESTROY = 1u << 7 /* destroy frees memory: must be called         */
+};
+
+/* Attributes for creating a lock; NULL means defaults. */
+typedef struct nl_attr {
+    bool stats;           /* keep per-lock statistics (nl_lock_stats)              */
+    uint32_t local_passes;/* NUMA-aware locks: bound on consecutive same-node passes
+                             before the lock must move on (0 = algorithm default)  */
+    uint32_t reserved[6];
+} nl_attr_t;
+
+typedef struct nl_lock_ops {
+    const char *name;
+    const char *description;
+    const char *paper;      /* paper + section, for `numalock list` */
+    size_t size;            /* bytes of the lock itself (what lives in place) */
+    size_t align;
+    unsigned props;         /* NL_PROP_* */
+    /* init may be NULL: zero-filled storage is an unlocked lock. Returns errno. */
+    int  (*init)(void *lock, const nl_attr_t *attr);
+    void (*destroy)(void *lock);                  /* may be NULL */
+    void (*acquire)(void *lock);
+    int  (*try_acquire)(void *lock);              /* 0 or EBUSY */
+    void (*release)(void *lock);
+    /* read side (NL_PROP_RW); acquire/release above are the write side */
+    void (*read_acquire)(void *lock);
+    int  (*read_try_acquire)(void *lock);
+    void (*read_release)(void *lock);
+    /* delegation (NL_PROP_DELEGATE); generic fallback is acquire; fn(arg); release */
+    void *(*execute)(void *lock, void *(*fn)(void *), void *arg);
+    /* bytes used in total (lock + memory it allocated), NULL: size */
+    size_t (*footprint)(const void *lock);
+    /* bytes of a lock sized for a machine with `nodes` nodes, NULL: size */
+    size_t (*bytes_at_nodes)(unsigned nodes);
+} nl_lock_ops_t;
+
+/* ---- registry ------------------------------------------------------------ */
+NL_API const nl_lock_ops_t *nl_lock_find(const char *name);   /* NULL if unknown */
+NL_API size_t nl_lock_count(void);
+NL_API const nl_lock_ops_t *nl_lock_at(size_t index);          /* NULL past the end */
+/* Writes "a, b, c" (the valid names) into buf; returns buf. */
+NL_API const char *nl_lock_names(char *buf, size_t len);
+NL_API size_t nl_lock_bytes_at_nodes(const nl_lock_ops_t *ops, unsigned nodes);
+
+/* ---- statistics ---------------------------------------------------------- */
+typedef struct nl_stats_snapshot {
+    uint64_t acquisitions;      /* write (exclusive) acquisitions             */
+    uint64_t contended;         /* acquisitions whose first try failed         */
+    uint64_t handovers;         /* acquisitions by another thread than the last holder */
+    uint64_t remote_handovers;  /* ... whose node differs from the last holder's node */
+    uint64_t read_acquisitions;
+} nl_stats_snapshot_t;
+
+/* Raw statistics block, usable by code that keeps locks in its own storage. */
+typedef struct nl_stats {
+    _Atomic uint64_t acquisitions, contended, handovers, remote_handovers, read_acquisitions;
+    _Atomic int64_t last_thread;
+    _Atomic int32_t last_node;
+} nl_stats_t;
+
+NL_API void nl_stats_init(nl_stats_t *s);
+/* Call with the lock held exclusively, right after acquiring it. */
+NL_API void nl_stats_on_acquire(nl_stats_t *s, bool contended);
+NL_API void nl_stats_on_read_acquire(nl_stats_t *s);
+NL_API void nl_stats_read(const nl_stats_t *s, nl_stats_snapshot_t *out);
+
+/* ---- handle API -------------------------------------------------------- */
+typedef struct nl_lock nl_lock_t;
+
+/* NULL + errno: ENOENT unknown algorithm, EINVAL bad attribute, ENOMEM. */
+NL_API nl_lock_t *nl_lock_create(const char *algorithm, const nl_attr_t *attr);
+NL_API nl_lock_t *nl_lock_create_ops(const nl_lock_ops_t *ops, const nl_attr_t *attr);
+NL_API void nl_lock_destroy(nl_lock_t *lock);
+NL_API void nl_lock_acquire(nl_lock_t *lock);
+NL_API int  nl_lock_try(nl_lock_t *lock);               /* 0 or EBUSY */
+NL_API void nl_lock_release(nl_lock_t *lock);
+NL_API void nl_lock_read_acquire(nl_lock_t *lock);       /* exclusive if not RW */
+NL_API int  nl_lock_read_try(nl_lock_t *lock);
+NL_API void nl_lock_read_release(nl_lock_t *lock);
+NL_API void *nl_lock_execute(nl_lock_t *lock, void *(*fn)(void *), void *arg);
+NL_API const nl_lock_ops_t *nl_lock_ops(const nl_lock_t *lock);
+NL_API void *nl_lock_storage(nl_lock_t *lock);
+/* EINVAL when the lock was created without stats. */
+NL_API int nl_lock_stats(const nl_lock_t *lock, nl_stats_snapshot_t *out);
+NL_API size_t nl_lock_footprint(const nl_lock_t *lock);
+
+/* ---- threads ------------------------------------------------------------- */
+/* Small dense id of the calling thread, recycled when threads exit;
+ * -1 when more than NL_MAX_THREADS threads are alive at once. */
+#define NL_MAX_THREADS 16383
+NL_API int nl_thread_id(void);
+
+/* ---- waiting policy ------------------------------------------------------ */
+/* "spin", "yield" (spin then sched_yield), "park" (spin, yield, then futex; the
+ * default), or "park:SPINS:YIELDS". Also read from NUMALOCK_WAIT at first use.
+ * Returns 0 or EINVAL (err gets one sentence). */
+NL_API int nl_wait_set_policy(const char *spec, char *err, size_t errlen);
+NL_API const char *nl_wait_policy_name(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

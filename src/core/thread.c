@@ -1,0 +1,139 @@
+/* Per-thread record: dense recycled thread ids, cached node, queue-node pool. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+NL_TLS nl_self_t *nl_self_tls;
+
+static pthread_key_t self_key;
+static pthread_once_t self_once = PTHREAD_ONCE_INIT;
+
+/* Thread ids: a bitmap guarded by a tiny spin lock (never held for long). */
+#define ID_WORDS ((NL_MAX_THREADS + 63) / 64)
+static uint64_t id_bits[ID_WORDS];
+static atomic_flag id_guard = ATOMIC_FLAG_INIT;
+static _Atomic uint64_t rng_seed = 0x9E3779B97F4A7C15ull;
+
+static void id_lock(void)
+{
+    nl_spinner_t sp = NL_SPINNER_INIT;
+    while (atomic_flag_test_and_set_explicit(&id_guard, memory_order_acquire))
+        nl_spin_once(&sp);
+}
+static void id_unlock(void) { atomic_flag_clear_explicit(&id_guard, memory_order_release); }
+
+static int id_alloc(void)
+{
+    int id = -1;
+    id_lock();
+    for (int w = 0; w < ID_WORDS && id < 0; w++) {
+        uint64_t free_bits = ~id_bits[w];
+        if (w == ID_WORDS - 1 && NL_MAX_THREADS % 64)
+            free_bits &= (1ull << (NL_MAX_THREADS % 64)) - 1;
+        if (free_bits) {
+            int b = __builtin_ctzll(free_bits);
+            id_bits[w] |= 1ull << b;
+            id = w * 64 + b;
+        }
+    }
+    id_unlock();
+    return id;
+}
+
+static void id_free(int id)
+{
+    if (id < 0)
+        return;
+    id_lock();
+    id_bits[id / 64] &= ~(1ull << (id % 64));
+    id_unlock();
+}
+
+static void self_destroy(void *p)
+{
+    nl_self_t *s = p;
+    if (!s)
+        return;
+    nl_self_tls = NULL;
+    id_free(s->id);
+    nl_extra_node_t *e = s->extra;
+    while (e) {
+        nl_extra_node_t *n = e->next;
+        free(e);
+        e = n;
+    }
+    free(s);
+}
+
+static void self_key_init(void)
+{
+    pthread_key_create(&self_key, self_destroy);
+    nl_wait_policy_init();
+}
+
+nl_self_t *nl_self_create(void)
+{
+    pthread_once(&self_once, self_key_init);
+    nl_self_t *s = NULL;
+    if (posix_memalign((void **)&s, NL_CACHELINE, sizeof *s) || !s)
+        abort(); /* no memory for a 1.2 KiB thread record: nothing sane to do */
+    memset(s, 0, sizeof *s);
+    s->id = id_alloc();
+    s->pinned_node = -1;
+    s->node = 0;
+    s->refresh = 0;
+    s->topo_gen = UINT32_MAX;
+    uint64_t seed = atomic_fetch_add_explicit(&rng_seed, 0x9E3779B97F4A7C15ull, memory_order_relaxed);
+    s->rng = seed ^ ((uint64_t)(uintptr_t)s << 1) ^ 0xD1B54A32D192ED03ull;
+    if (!s->rng)
+        s->rng = 1;
+    nl_self_tls = s;
+    pthread_setspecific(self_key, s);
+    return s;
+}
+
+int nl_thread_id(void) { return nl_self()->id; }
+
+void *nl_qnode_get_slow(nl_self_t *s, const void *lock)
+{
+    /* pool exhausted (more than NL_POOL_NODES node-free locks held or waited
+     * for at once): reuse a free overflow node or allocate one */
+    for (nl_extra_node_t *e = s->extra; e; e = e->next) {
+        if (!e->owner) {
+            e->owner = lock;
+            return e->slot.mem;
+        }
+    }
+    nl_extra_node_t *e = NULL;
+    if (posix_memalign((void **)&e, NL_CACHELINE, sizeof *e) || !e)
+        abort();
+    memset(e, 0, sizeof *e);
+    e->owner = lock;
+    e->next = s->extra;
+    s->extra = e;
+    return e->slot.mem;
+}
+
+void *nl_qnode_find_slow(nl_self_t *s, const void *lock)
+{
+    for (nl_extra_node_t *e = s->extra; e; e = e->next)
+        if (e->owner == lock)
+            return e->slot.mem;
+    return NULL; /* released without being acquired by this thread */
+}
+
+void nl_qnode_put_slow(nl_self_t *s, void *node)
+{
+    for (nl_extra_node_t *e = s->extra; e; e = e->next) {
+        if (e->slot.mem == (unsigned char *)node) {
+            e->owner = NULL;
+            return;
+        }
+    }
+}

@@ -1,0 +1,147 @@
+/* The generic handle: an ops table, optional statistics, the lock storage. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/internal.h"
+
+struct nl_lock {
+    const nl_lock_ops_t *ops;
+    nl_stats_t *stats;
+    void *storage;
+    _Alignas(NL_CACHELINE) unsigned char inline_storage[];
+};
+
+nl_lock_t *nl_lock_create_ops(const nl_lock_ops_t *ops, const nl_attr_t *attr)
+{
+    if (!ops) {
+        errno = ENOENT;
+        return NULL;
+    }
+    size_t align = ops->align > NL_CACHELINE ? ops->align : NL_CACHELINE;
+    size_t head = (sizeof(struct nl_lock) + align - 1) / align * align;
+    size_t total = head + (ops->size + align - 1) / align * align;
+    nl_lock_t *l = NULL;
+    if (posix_memalign((void **)&l, align, total) || !l) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    memset(l, 0, total);
+    l->ops = ops;
+    l->storage = (unsigned char *)l + head;
+    if (attr && attr->stats) {
+        if (posix_memalign((void **)&l->stats, NL_CACHELINE, sizeof *l->stats)) {
+            free(l);
+            errno = ENOMEM;
+            return NULL;
+        }
+        nl_stats_init(l->stats);
+    }
+    if (ops->init) {
+        int rc = ops->init(l->storage, attr);
+        if (rc) {
+            free(l->stats);
+            free(l);
+            errno = rc;
+            return NULL;
+        }
+    }
+    return l;
+}
+
+nl_lock_t *nl_lock_create(const char *algorithm, const nl_attr_t *attr)
+{
+    const nl_lock_ops_t *ops = algorithm ? nl_lock_find(algorithm) : NULL;
+    if (!ops) {
+        errno = ENOENT;
+        return NULL;
+    }
+    return nl_lock_create_ops(ops, attr);
+}
+
+void nl_lock_destroy(nl_lock_t *l)
+{
+    if (!l)
+        return;
+    if (l->ops->destroy)
+        l->ops->destroy(l->storage);
+    free(l->stats);
+    free(l);
+}
+
+void nl_lock_acquire(nl_lock_t *l)
+{
+    if (NL_LIKELY(!l->stats)) {
+        l->ops->acquire(l->storage);
+        return;
+    }
+    /* contended = the first try failed (one extra try, only with stats on) */
+    bool contended = l->ops->try_acquire(l->storage) != 0;
+    if (contended)
+        l->ops->acquire(l->storage);
+    nl_stats_on_acquire(l->stats, contended);
+}
+
+int nl_lock_try(nl_lock_t *l)
+{
+    int rc = l->ops->try_acquire(l->storage);
+    if (rc == 0 && l->stats)
+        nl_stats_on_acquire(l->stats, false);
+    return rc;
+}
+
+void nl_lock_release(nl_lock_t *l) { l->ops->release(l->storage); }
+
+void nl_lock_read_acquire(nl_lock_t *l)
+{
+    if (!l->ops->read_acquire) {
+        nl_lock_acquire(l);
+        return;
+    }
+    l->ops->read_acquire(l->storage);
+    if (l->stats)
+        nl_stats_on_read_acquire(l->stats);
+}
+
+int nl_lock_read_try(nl_lock_t *l)
+{
+    if (!l->ops->read_try_acquire)
+        return nl_lock_try(l);
+    int rc = l->ops->read_try_acquire(l->storage);
+    if (rc == 0 && l->stats)
+        nl_stats_on_read_acquire(l->stats);
+    return rc;
+}
+
+void nl_lock_read_release(nl_lock_t *l)
+{
+    if (l->ops->read_release)
+        l->ops->read_release(l->storage);
+    else
+        l->ops->release(l->storage);
+}
+
+void *nl_lock_execute(nl_lock_t *l, void *(*fn)(void *), void *arg)
+{
+    if (l->ops->execute && !l->stats)
+        return l->ops->execute(l->storage, fn, arg);
+    nl_lock_acquire(l);
+    void *r = fn(arg);
+    nl_lock_release(l);
+    return r;
+}
+
+const nl_lock_ops_t *nl_lock_ops(const nl_lock_t *l) { return l->ops; }
+void *nl_lock_storage(nl_lock_t *l) { return l->storage; }
+
+int nl_lock_stats(const nl_lock_t *l, nl_stats_snapshot_t *out)
+{
+    if (!l->stats)
+        return EINVAL;
+    nl_stats_read(l->stats, out);
+    return 0;
+}
+
+size_t nl_lock_footprint(const nl_lock_t *l)
+{
+    return l->ops->footprint ? l->ops->footprint(l->storage) : l->ops->size;
+}

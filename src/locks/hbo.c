@@ -1,0 +1,70 @@
+/*
+ * Hierarchical backoff lock (Radovic & Hagersten, HPCA 2003), NUMA-aware in
+ * one word: the word is 0 when free, else the holder's node + 1. A waiter
+ * that sees a holder on its own node backs off briefly (it is likely to get
+ * the line from a near cache); one that sees a remote holder backs off much
+ * longer, so the lock tends to stay on one node. Unfair by design.
+ */
+#include <errno.h>
+#include "numalock/spinlocks.h"
+#include "../core/internal.h"
+
+#define LOCAL_MIN 8u
+#define LOCAL_MAX 256u
+#define REMOTE_MIN 64u
+#define REMOTE_MAX 4096u
+
+int nl_hbo_try(nl_hbo_t *l)
+{
+    uint32_t expect = 0;
+    uint32_t me = (uint32_t)nl_current_node() + 1;
+    return atomic_compare_exchange_strong_explicit(&l->word, &expect, me, memory_order_acquire,
+                                                   memory_order_relaxed) ? 0 : EBUSY;
+}
+
+void nl_hbo_acquire(nl_hbo_t *l)
+{
+    uint32_t me = (uint32_t)nl_current_node() + 1;
+    uint32_t expect = 0;
+    if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->word, &expect, me,
+                                                          memory_order_acquire,
+                                                          memory_order_relaxed)))
+        return;
+    uint32_t local = LOCAL_MIN, remote = REMOTE_MIN, rounds = 0;
+    for (;;) {
+        uint32_t holder = atomic_load_explicit(&l->word, memory_order_relaxed);
+        if (holder == 0) {
+            expect = 0;
+            if (atomic_compare_exchange_strong_explicit(&l->word, &expect, me,
+                                                        memory_order_acquire,
+                                                        memory_order_relaxed))
+                return;
+            holder = expect;
+        }
+        uint32_t *b = holder == me ? &local : &remote;
+        uint32_t cap = holder == me ? LOCAL_MAX : REMOTE_MAX;
+        uint32_t n = 1 + (uint32_t)(nl_rand() % *b);
+        for (uint32_t i = 0; i < n; i++)
+            nl_cpu_relax();
+        if (*b < cap)
+            *b *= 2;
+        /* the holder may be descheduled: past the spin budget, give the CPU up */
+        if (++rounds > 8 && nl_wait_policy.kind != NL_WAIT_SPIN)
+            sched_yield();
+    }
+}
+
+void nl_hbo_release(nl_hbo_t *l) { atomic_store_explicit(&l->word, 0, memory_order_release); }
+
+static void op_acquire(void *l) { nl_hbo_acquire(l); }
+static int op_try(void *l) { return nl_hbo_try(l); }
+static void op_release(void *l) { nl_hbo_release(l); }
+
+NL_HIDDEN const nl_lock_ops_t nl_ops_hbo = {
+    .name = "hbo",
+    .description = "hierarchical backoff: short backoff behind a same-node holder",
+    .paper = "Radovic & Hagersten, HPCA 2003 (CNA paper sec. 2)",
+    .size = sizeof(nl_hbo_t), .align = 4,
+    .props = NL_PROP_NUMA_AWARE | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
+    .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
+};

@@ -1,0 +1,82 @@
+/*
+ * MCS queue lock (Mellor-Crummey & Scott, 1991; CNA paper section 3 recalls it).
+ * The lock is one word: the tail of a queue of per-waiter nodes. Each waiter
+ * spins on its own node, so a hand-over touches only the successor's line.
+ *
+ * Waiting: the successor's node holds a grant word; it spins, yields, then
+ * parks on a futex (nl_await32), and the releaser wakes it only if it parked.
+ * The releaser's wait for a successor that has swapped the tail but not yet
+ * linked itself spins then yields (that successor may be descheduled).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include "numalock/spinlocks.h"
+#include "../core/internal.h"
+
+_Static_assert(sizeof(nl_mcs_node_t) <= NL_QNODE_BYTES, "MCS node fits a pool slot");
+
+void nl_mcs_lock(nl_mcs_t *l, nl_mcs_node_t *me)
+{
+    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+    atomic_store_explicit(&me->granted, NL_GRANT_WAITING, memory_order_relaxed);
+    nl_mcs_node_t *pred = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
+    if (NL_LIKELY(!pred))
+        return;
+    atomic_store_explicit(&pred->next, me, memory_order_release);
+    nl_await32(&me->granted);
+}
+
+int nl_mcs_trylock(nl_mcs_t *l, nl_mcs_node_t *me)
+{
+    nl_mcs_node_t *expect = NULL;
+    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+    atomic_store_explicit(&me->granted, NL_GRANT_WAITING, memory_order_relaxed);
+    return atomic_compare_exchange_strong_explicit(&l->tail, &expect, me, memory_order_acq_rel,
+                                                   memory_order_relaxed) ? 0 : EBUSY;
+}
+
+void nl_mcs_unlock(nl_mcs_t *l, nl_mcs_node_t *me)
+{
+    nl_mcs_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
+    if (!next) {
+        nl_mcs_node_t *expect = me;
+        if (atomic_compare_exchange_strong_explicit(&l->tail, &expect, NULL, memory_order_release,
+                                                    memory_order_relaxed))
+            return;
+        nl_spinner_t sp = NL_SPINNER_INIT;
+        while (!(next = atomic_load_explicit(&me->next, memory_order_acquire)))
+            nl_spin_once(&sp);
+    }
+    nl_grant32(&next->granted, 1);
+}
+
+void nl_mcs_acquire(nl_mcs_t *l) { nl_mcs_lock(l, nl_qnode_get(l)); }
+
+int nl_mcs_try(nl_mcs_t *l)
+{
+    nl_mcs_node_t *me = nl_qnode_get(l);
+    if (nl_mcs_trylock(l, me) == 0)
+        return 0;
+    nl_qnode_put(me);
+    return EBUSY;
+}
+
+void nl_mcs_release(nl_mcs_t *l)
+{
+    nl_mcs_node_t *me = nl_qnode_find(l);
+    nl_mcs_unlock(l, me);
+    nl_qnode_put(me);
+}
+
+static void op_acquire(void *l) { nl_mcs_acquire(l); }
+static int op_try(void *l) { return nl_mcs_try(l); }
+static void op_release(void *l) { nl_mcs_release(l); }
+
+NL_HIDDEN const nl_lock_ops_t nl_ops_mcs = {
+    .name = "mcs",
+    .description = "MCS queue lock, one word, local spinning then parking",
+    .paper = "Mellor-Crummey & Scott 1991; CNA paper sec. 3",
+    .size = sizeof(nl_mcs_t), .align = 8,
+    .props = NL_PROP_FAIR | NL_PROP_ZERO_INIT,
+    .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
+};

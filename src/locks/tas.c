@@ -1,0 +1,31 @@
+/* Test-and-set lock: one exchange per attempt; waiters spin then yield. */
+#include <errno.h>
+#include "numalock/spinlocks.h"
+#include "../core/internal.h"
+
+int nl_tas_try(nl_tas_t *l)
+{
+    return atomic_exchange_explicit(&l->word, 1, memory_order_acquire) ? EBUSY : 0;
+}
+
+void nl_tas_acquire(nl_tas_t *l)
+{
+    nl_spinner_t sp = NL_SPINNER_INIT;
+    while (atomic_exchange_explicit(&l->word, 1, memory_order_acquire))
+        nl_spin_once(&sp);
+}
+
+void nl_tas_release(nl_tas_t *l) { atomic_store_explicit(&l->word, 0, memory_order_release); }
+
+static void op_acquire(void *l) { nl_tas_acquire(l); }
+static int op_try(void *l) { return nl_tas_try(l); }
+static void op_release(void *l) { nl_tas_release(l); }
+
+NL_HIDDEN const nl_lock_ops_t nl_ops_tas = {
+    .name = "tas",
+    .description = "test-and-set spin lock",
+    .paper = "classic (Anderson 1990)",
+    .size = sizeof(nl_tas_t), .align = 4,
+    .props = NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
+    .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
+};

@@ -1,0 +1,52 @@
+/* Opt-in per-lock statistics. Write-side counters are updated by the holder
+ * only (plain load + store, no read-modify-write on the hot path); read-side
+ * acquisitions are counted with an atomic add. */
+#include <errno.h>
+#include "core/internal.h"
+
+void nl_stats_init(nl_stats_t *s)
+{
+    atomic_init(&s->acquisitions, 0);
+    atomic_init(&s->contended, 0);
+    atomic_init(&s->handovers, 0);
+    atomic_init(&s->remote_handovers, 0);
+    atomic_init(&s->read_acquisitions, 0);
+    atomic_init(&s->last_thread, -1);
+    atomic_init(&s->last_node, -1);
+}
+
+#define BUMP(field) \
+    atomic_store_explicit(&s->field, atomic_load_explicit(&s->field, memory_order_relaxed) + 1, \
+                          memory_order_relaxed)
+
+void nl_stats_on_acquire(nl_stats_t *s, bool contended)
+{
+    nl_self_t *self = nl_self();
+    int64_t me = self->id >= 0 ? self->id : (int64_t)(uintptr_t)self;
+    int node = nl_self_node(self);
+    int64_t last = atomic_load_explicit(&s->last_thread, memory_order_relaxed);
+    BUMP(acquisitions);
+    if (contended)
+        BUMP(contended);
+    if (last >= 0 && last != me) {
+        BUMP(handovers);
+        if (atomic_load_explicit(&s->last_node, memory_order_relaxed) != node)
+            BUMP(remote_handovers);
+    }
+    atomic_store_explicit(&s->last_thread, me, memory_order_relaxed);
+    atomic_store_explicit(&s->last_node, node, memory_order_relaxed);
+}
+
+void nl_stats_on_read_acquire(nl_stats_t *s)
+{
+    atomic_fetch_add_explicit(&s->read_acquisitions, 1, memory_order_relaxed);
+}
+
+void nl_stats_read(const nl_stats_t *s, nl_stats_snapshot_t *out)
+{
+    out->acquisitions = atomic_load_explicit(&s->acquisitions, memory_order_relaxed);
+    out->contended = atomic_load_explicit(&s->contended, memory_order_relaxed);
+    out->handovers = atomic_load_explicit(&s->handovers, memory_order_relaxed);
+    out->remote_handovers = atomic_load_explicit(&s->remote_handovers, memory_order_relaxed);
+    out->read_acquisitions = atomic_load_explicit(&s->read_acquisitions, memory_order_relaxed);
+}

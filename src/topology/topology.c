@@ -1,0 +1,323 @@
+/* Topology: real nodes (sysfs), virtual nodes, explicit CPU lists; the
+ * calling thread's node, cached and refreshed periodically (CNA paper, sec. 6). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "../core/internal.h"
+
+#define NL_NODE_REFRESH 1024u /* node lookups served from cache between refreshes */
+
+_Atomic uint32_t nl_topo_gen = 1;
+static _Atomic(nl_topology_t *) current_topo;
+static pthread_once_t topo_once = PTHREAD_ONCE_INIT;
+static char env_error[256];
+static _Atomic uint32_t virtual_next; /* round-robin assignment counter */
+
+static void set_err(char *err, size_t len, const char *fmt, const char *a)
+{
+    if (err && len)
+        snprintf(err, len, fmt, a);
+}
+
+#define VALID_FORMS "valid forms are auto, virtual:N (N from 1 to 64), cpus:LIST/LIST/... (e.g. cpus:0-3/4-7)"
+
+/* Parse "0-3,8,10-11" into a bitmap over [0, NL_MAX_CPUS); -1 on syntax error. */
+static int parse_cpulist(const char *s, const char *end, unsigned char *set)
+{
+    if (s == end)
+        return -1;
+    while (s < end) {
+        if (!isdigit((unsigned char)*s))
+            return -1;
+        char *e;
+        long a = strtol(s, &e, 10), b = a;
+        if (e > end)
+            return -1;
+        s = e;
+        if (s < end && *s == '-') {
+            s++;
+            if (s >= end || !isdigit((unsigned char)*s))
+                return -1;
+            b = strtol(s, &e, 10);
+            if (e > end)
+                return -1;
+            s = e;
+        }
+        if (a < 0 || b < a || b >= NL_MAX_CPUS)
+            return -1;
+        for (long c = a; c <= b; c++)
+            set[c] = 1;
+        if (s < end) {
+            if (*s != ',')
+                return -1;
+            s++;
+            if (s == end)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int read_file_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    if (!fgets(buf, (int)len, f)) {
+        fclose(f);
+        buf[0] = 0;
+        return 0;
+    }
+    fclose(f);
+    buf[strcspn(buf, "\n")] = 0;
+    return 0;
+}
+
+/* CPUs present on this machine. */
+static int present_cpus(unsigned char *set)
+{
+    char buf[4096];
+    memset(set, 0, NL_MAX_CPUS);
+    if (read_file_line("/sys/devices/system/cpu/present", buf, sizeof buf) == 0 && buf[0] &&
+        parse_cpulist(buf, buf + strlen(buf), set) == 0)
+        return 0;
+    long n = sysconf(_SC_NPROCESSORS_CONF);
+    if (n < 1)
+        n = 1;
+    for (long c = 0; c < n && c < NL_MAX_CPUS; c++)
+        set[c] = 1;
+    return 0;
+}
+
+static void finish_cpu_map(nl_topology_t *t)
+{
+    int max = -1;
+    for (int c = 0; c < NL_MAX_CPUS; c++)
+        if (t->cpu_to_node[c] >= 0)
+            max = c;
+    t->ncpus = max + 1;
+}
+
+static int parse_auto(nl_topology_t *t)
+{
+    for (int c = 0; c < NL_MAX_CPUS; c++)
+        t->cpu_to_node[c] = -1;
+    t->kind = NL_TOPO_AUTO;
+    t->nnodes = 0;
+    /* sysfs node ids may be sparse: collect and sort them, then number densely */
+    int ids[NL_MAX_NODES], n = 0;
+    DIR *d = opendir("/sys/devices/system/node");
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)) && n < NL_MAX_NODES) {
+            if (strncmp(de->d_name, "node", 4) || !isdigit((unsigned char)de->d_name[4]))
+                continue;
+            ids[n++] = atoi(de->d_name + 4);
+        }
+        closedir(d);
+    }
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && ids[j - 1] > ids[j]; j--) {
+            int x = ids[j]; ids[j] = ids[j - 1]; ids[j - 1] = x;
+        }
+    unsigned char set[NL_MAX_CPUS];
+    for (int i = 0; i < n; i++) {
+        char path[128], buf[4096];
+        snprintf(path, sizeof path, "/sys/devices/system/node/node%d/cpulist", ids[i]);
+        if (read_file_line(path, buf, sizeof buf))
+            continue;
+        memset(set, 0, sizeof set);
+        if (buf[0] && parse_cpulist(buf, buf + strlen(buf), set))
+            continue;
+        for (int c = 0; c < NL_MAX_CPUS; c++)
+            if (set[c])
+                t->cpu_to_node[c] = (int16_t)t->nnodes;
+        t->nnodes++;
+    }
+    if (t->nnodes == 0) { /* no sysfs node information: one node */
+        present_cpus(set);
+        for (int c = 0; c < NL_MAX_CPUS; c++)
+            if (set[c])
+                t->cpu_to_node[c] = 0;
+        t->nnodes = 1;
+    }
+    finish_cpu_map(t);
+    snprintf(t->spec, sizeof t->spec, "auto");
+    return 0;
+}
+
+int nl_topology_parse(const char *spec, nl_topology_t *out, char *err, size_t errlen)
+{
+    if (!spec || !*spec) {
+        set_err(err, errlen, "empty topology spec: " VALID_FORMS "%s", "");
+        return EINVAL;
+    }
+    memset(out, 0, sizeof *out);
+    if (!strcmp(spec, "auto"))
+        return parse_auto(out);
+    if (!strncmp(spec, "virtual:", 8)) {
+        const char *n = spec + 8;
+        char *end;
+        errno = 0;
+        long v = strtol(n, &end, 10);
+        if (!isdigit((unsigned char)*n) || *end || errno || v < 1 || v > NL_MAX_NODES) {
+            set_err(err, errlen, "bad topology '%s': " VALID_FORMS, spec);
+            return EINVAL;
+        }
+        parse_auto(out); /* keep the real CPU map for reference */
+        out->kind = NL_TOPO_VIRTUAL;
+        out->nnodes = (int)v;
+        snprintf(out->spec, sizeof out->spec, "virtual:%ld", v);
+        return 0;
+    }
+    if (!strncmp(spec, "cpus:", 5)) {
+        unsigned char present[NL_MAX_CPUS], seen[NL_MAX_CPUS], set[NL_MAX_CPUS];
+        present_cpus(present);
+        memset(seen, 0, sizeof seen);
+        for (int c = 0; c < NL_MAX_CPUS; c++)
+            out->cpu_to_node[c] = -1;
+        const char *s = spec + 5;
+        int node = 0;
+        for (;;) {
+            const char *slash = strchr(s, '/');
+            const char *end = slash ? slash : s + strlen(s);
+            memset(set, 0, sizeof set);
+            if (node >= NL_MAX_NODES || parse_cpulist(s, end, set)) {
+                set_err(err, errlen, "bad topology '%s': " VALID_FORMS, spec);
+                return EINVAL;
+            }
+            for (int c = 0; c < NL_MAX_CPUS; c++) {
+                if (!set[c])
+                    continue;
+                if (!present[c]) {
+                    char msg[64];
+                    snprintf(msg, sizeof msg, "%d", c);
+                    if (err && errlen)
+                        snprintf(err, errlen,
+                                 "bad topology '%s': CPU %s is not present on this machine "
+                                 "(see `numalock topo` for the CPUs there are)", spec, msg);
+                    return EINVAL;
+                }
+                if (seen[c]) {
+                    if (err && errlen)
+                        snprintf(err, errlen, "bad topology '%s': CPU %d is listed in two nodes",
+                                 spec, c);
+                    return EINVAL;
+                }
+                seen[c] = 1;
+                out->cpu_to_node[c] = (int16_t)node;
+            }
+            node++;
+            if (!slash)
+                break;
+            s = slash + 1;
+        }
+        /* CPUs present but not listed belong to node 0 */
+        for (int c = 0; c < NL_MAX_CPUS; c++)
+            if (present[c] && out->cpu_to_node[c] < 0)
+                out->cpu_to_node[c] = 0;
+        out->kind = NL_TOPO_CPUS;
+        out->nnodes = node;
+        finish_cpu_map(out);
+        snprintf(out->spec, sizeof out->spec, "%.120s", spec);
+        return 0;
+    }
+    set_err(err, errlen, "unknown topology '%s': " VALID_FORMS, spec);
+    return EINVAL;
+}
+
+static void install(nl_topology_t *t)
+{
+    atomic_store_explicit(&current_topo, t, memory_order_release);
+    atomic_store_explicit(&virtual_next, 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&nl_topo_gen, 1, memory_order_release);
+}
+
+static void topo_init(void)
+{
+    nl_topology_t *t = malloc(sizeof *t);
+    if (!t)
+        abort();
+    const char *env = getenv("NUMALOCK_TOPOLOGY");
+    if (env && *env) {
+        if (nl_topology_parse(env, t, env_error, sizeof env_error) == 0) {
+            install(t);
+            return;
+        }
+    }
+    parse_auto(t);
+    install(t);
+}
+
+const nl_topology_t *nl_topology_current(void)
+{
+    pthread_once(&topo_once, topo_init);
+    return atomic_load_explicit(&current_topo, memory_order_acquire);
+}
+
+const char *nl_topology_env_error(void)
+{
+    nl_topology_current();
+    return env_error[0] ? env_error : NULL;
+}
+
+int nl_topology_nodes(void) { return nl_topology_current()->nnodes; }
+
+int nl_topology_set(const char *spec, char *err, size_t errlen)
+{
+    pthread_once(&topo_once, topo_init);
+    nl_topology_t *t = malloc(sizeof *t);
+    if (!t)
+        return ENOMEM;
+    int rc = nl_topology_parse(spec, t, err, errlen);
+    if (rc) {
+        free(t);
+        return rc;
+    }
+    /* the previous topology is kept (leaked): threads may still be reading it */
+    install(t);
+    return 0;
+}
+
+int nl_self_node_refresh(nl_self_t *s)
+{
+    const nl_topology_t *t = nl_topology_current();
+    uint32_t gen = atomic_load_explicit(&nl_topo_gen, memory_order_acquire);
+    int node;
+    if (s->pinned_node >= 0) {
+        node = s->pinned_node % t->nnodes;
+        s->refresh = UINT32_MAX;
+    } else if (t->kind == NL_TOPO_VIRTUAL) {
+        if (s->topo_gen != gen)
+            s->node = (int)(atomic_fetch_add_explicit(&virtual_next, 1, memory_order_relaxed) %
+                            (uint32_t)t->nnodes);
+        node = s->node;
+        s->refresh = UINT32_MAX;
+    } else {
+        int cpu = sched_getcpu();
+        node = (cpu >= 0 && cpu < t->ncpus && t->cpu_to_node[cpu] >= 0) ? t->cpu_to_node[cpu] : 0;
+        s->refresh = NL_NODE_REFRESH;
+    }
+    s->node = node;
+    s->topo_gen = gen;
+    return node;
+}
+
+int nl_current_node(void) { return nl_self_node(nl_self()); }
+
+void nl_thread_set_node(int node)
+{
+    nl_self_t *s = nl_self();
+    s->pinned_node = node < 0 ? -1 : node;
+    s->refresh = 0; /* recompute on next lookup */
+    s->topo_gen = UINT32_MAX;
+}

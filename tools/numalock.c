@@ -1,0 +1,359 @@
+/* The numalock command: list, topo, bench, report (and run, see run.c). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "numalock/numalock.h"
+#include "numalock/topology.h"
+#include "../bench/bench.h"
+#include "numalock_cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: numalock COMMAND [OPTIONS]\n"
+            "commands:\n"
+            "  list [--json]                          the lock algorithms and their properties\n"
+            "  topo [--topology SPEC] [--json]        the NUMA topology in use\n"
+            "  bench WORKLOAD [--lock A,B|all] [--threads 1,2,4] [--duration S]\n"
+            "        [--topology SPEC] [--json FILE] [workload options]\n"
+            "  report [--out DIR] [--suite FILE] [--no-render]\n"
+            "                                         the benchmark suite: JSON, PNG plots, report.md\n"
+            "  run --lock NAME [--topology SPEC] [--stats] -- PROGRAM ARGS...\n"
+            "                                         run a program with its pthread locks replaced\n"
+            "topology SPEC: auto | virtual:N | cpus:LIST/LIST/...   (also NUMALOCK_TOPOLOGY)\n"
+            "workloads:\n");
+    bench_list_workloads(f);
+}
+
+static void yesno_json(const char *k, int v, int last)
+{
+    printf("\"%s\": %s%s", k, v ? "true" : "false", last ? "" : ", ");
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else {
+            fprintf(stderr, "numalock list: unknown option '%s': valid options are --json\n", argv[i]);
+            return 2;
+        }
+    }
+    static const unsigned at[] = { 2, 4, 8 };
+    if (json) {
+        printf("[\n");
+        for (size_t i = 0; i < nl_lock_count(); i++) {
+            const nl_lock_ops_t *o = nl_lock_at(i);
+            printf("  {\"name\": ");
+            json_str(stdout, o->name);
+            printf(", \"description\": ");
+            json_str(stdout, o->description);
+            printf(", \"paper\": ");
+            json_str(stdout, o->paper);
+            printf(", \"bytes\": %zu, \"bytes_at_nodes\": {", o->size);
+            for (int k = 0; k < 3; k++)
+                printf("%s\"%u\": %zu", k ? ", " : "", at[k], nl_lock_bytes_at_nodes(o, at[k]));
+            printf("}, ");
+            yesno_json("fair", o->props & NL_PROP_FAIR, 0);
+            yesno_json("blocking", o->props & NL_PROP_BLOCKING, 0);
+            yesno_json("numa_aware", o->props & NL_PROP_NUMA_AWARE, 0);
+            yesno_json("zero_init", o->props & NL_PROP_ZERO_INIT, 0);
+            yesno_json("any_thread_unlock", o->props & NL_PROP_ANY_UNLOCK, 0);
+            yesno_json("rw", o->props & NL_PROP_RW, 0);
+            printf("\"api\": \"%s\"}%s\n",
+                   o->props & NL_PROP_DELEGATE ? "delegate" : o->props & NL_PROP_RW ? "rwlock" : "lock",
+                   i + 1 < nl_lock_count() ? "," : "");
+        }
+        printf("]\n");
+        return 0;
+    }
+    printf("%-15s %6s %6s %6s %6s %-5s %-8s %-10s %-8s %s\n", "name", "bytes", "@2n", "@4n", "@8n",
+           "fair", "blocking", "numa-aware", "api", "description");
+    for (size_t i = 0; i < nl_lock_count(); i++) {
+        const nl_lock_ops_t *o = nl_lock_at(i);
+        printf("%-15s %6zu %6zu %6zu %6zu %-5s %-8s %-10s %-8s %s\n", o->name, o->size,
+               nl_lock_bytes_at_nodes(o, 2), nl_lock_bytes_at_nodes(o, 4), nl_lock_bytes_at_nodes(o, 8),
+               o->props & NL_PROP_FAIR ? "yes" : "no", o->props & NL_PROP_BLOCKING ? "yes" : "no",
+               o->props & NL_PROP_NUMA_AWARE ? "yes" : "no",
+               o->props & NL_PROP_DELEGATE ? "delegate" : o->props & NL_PROP_RW ? "rwlock" : "lock",
+               o->description);
+    }
+    return 0;
+}
+
+/* Print a CPU set of node n as a compact list "0-3,8". */
+static void print_cpus(const nl_topology_t *t, int n, int json)
+{
+    int first = 1;
+    for (int c = 0; c < t->ncpus; c++) {
+        if (t->cpu_to_node[c] != n)
+            continue;
+        if (json) {
+            printf("%s%d", first ? "" : ", ", c);
+            first = 0;
+            continue;
+        }
+        int e = c;
+        while (e + 1 < t->ncpus && t->cpu_to_node[e + 1] == n)
+            e++;
+        printf("%s%d", first ? "" : ",", c);
+        if (e > c)
+            printf("-%d", e);
+        first = 0;
+        c = e;
+    }
+    if (first && !json)
+        printf("(none)");
+}
+
+int nl_cli_apply_topology(const char *spec, const char *prog)
+{
+    char err[512];
+    if (spec) {
+        if (nl_topology_set(spec, err, sizeof err)) {
+            fprintf(stderr, "%s: %s\n", prog, err);
+            return 2;
+        }
+    } else if (nl_topology_env_error()) {
+        fprintf(stderr, "%s: NUMALOCK_TOPOLOGY: %s\n", prog, nl_topology_env_error());
+        return 2;
+    }
+    return 0;
+}
+
+static int cmd_topo(int argc, char **argv)
+{
+    int json = 0;
+    const char *spec = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--topology") && i + 1 < argc)
+            spec = argv[++i];
+        else {
+            fprintf(stderr, "numalock topo: unknown option '%s': valid options are --topology SPEC, --json\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    int rc = nl_cli_apply_topology(spec, "numalock topo");
+    if (rc)
+        return rc;
+    const nl_topology_t *t = nl_topology_current();
+    int virt = t->kind == NL_TOPO_VIRTUAL;
+    const char *kind = virt ? "virtual" : t->kind == NL_TOPO_CPUS ? "cpus" : "auto";
+    if (json) {
+        printf("{\"spec\": ");
+        json_str(stdout, t->spec);
+        printf(", \"kind\": \"%s\", \"node_count\": %d, \"online_cpus\": %ld, \"nodes\": [", kind,
+               t->nnodes, sysconf(_SC_NPROCESSORS_ONLN));
+        for (int n = 0; n < t->nnodes; n++) {
+            printf("%s{\"id\": %d, \"cpus\": [", n ? ", " : "", n);
+            if (!virt)
+                print_cpus(t, n, 1);
+            printf("]}");
+        }
+        printf("], \"assignment\": \"%s\"}\n",
+               virt ? "round-robin by thread registration order" : "by the CPU a thread runs on");
+        return 0;
+    }
+    printf("topology: %s (%s), %d node%s, %ld online CPU%s\n", t->spec, kind, t->nnodes,
+           t->nnodes == 1 ? "" : "s", sysconf(_SC_NPROCESSORS_ONLN),
+           sysconf(_SC_NPROCESSORS_ONLN) == 1 ? "" : "s");
+    if (virt) {
+        printf("threads are assigned to virtual nodes 0..%d round-robin in the order they first take a lock\n",
+               t->nnodes - 1);
+        return 0;
+    }
+    for (int n = 0; n < t->nnodes; n++) {
+        printf("node %d: cpus ", n);
+        print_cpus(t, n, 0);
+        printf("\n");
+    }
+    return 0;
+}
+
+static void join_args(char *buf, size_t len, int argc, char **argv)
+{
+    size_t off = (size_t)snprintf(buf, len, "numalock");
+    for (int i = 0; i < argc && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, " %s", argv[i]);
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+    char line[2048];
+    join_args(line, sizeof line, argc, argv);
+    return bench_main(argc - 1, argv + 1, line);
+}
+
+/* ---- report ------------------------------------------------------------- */
+static int mkdir_p(const char *path)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    }
+    return mkdir(buf, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+static const char *python_path(void)
+{
+    static char buf[PATH_MAX];
+    const char *env = getenv("NUMALOCK_PYTHON");
+    if (env && *env)
+        return env;
+    snprintf(buf, sizeof buf, "%s/.venv/bin/python3", NL_SOURCE_DIR);
+    if (access(buf, X_OK) == 0)
+        return buf;
+    return "python3";
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    const char *out = NULL, *suite = NULL;
+    int render = 1;
+    char def_out[PATH_MAX], def_suite[PATH_MAX];
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--out") && i + 1 < argc)
+            out = argv[++i];
+        else if (!strcmp(argv[i], "--suite") && i + 1 < argc)
+            suite = argv[++i];
+        else if (!strcmp(argv[i], "--no-render"))
+            render = 0;
+        else {
+            fprintf(stderr, "numalock report: unknown option '%s': valid options are --out DIR, --suite FILE, --no-render\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    if (!suite) {
+        snprintf(def_suite, sizeof def_suite, "%s/bench/default-suite.txt", NL_SOURCE_DIR);
+        suite = def_suite;
+    }
+    if (!out) {
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        char ts[32];
+        strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
+        snprintf(def_out, sizeof def_out, "results/%s", ts);
+        out = def_out;
+    }
+    FILE *f = fopen(suite, "r");
+    if (!f) {
+        fprintf(stderr, "numalock report: cannot read suite file '%s': %s\n", suite, strerror(errno));
+        return 2;
+    }
+    if (mkdir_p(out)) {
+        fprintf(stderr, "numalock report: cannot create output folder '%s': %s\n", out, strerror(errno));
+        fclose(f);
+        return 2;
+    }
+    char line[2048];
+    int lineno = 0, failed = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        line[strcspn(line, "\n")] = 0;
+        char *s = line;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (!*s || *s == '#')
+            continue;
+        /* split into words; a --json NAME is placed in the output folder */
+        char *words[64];
+        int n = 0;
+        char jsonpath[PATH_MAX + 256];
+        for (char *save, *tok = strtok_r(s, " \t", &save); tok && n < 62; tok = strtok_r(NULL, " \t", &save))
+            words[n++] = tok;
+        for (int k = 0; k + 1 < n; k++)
+            if (!strcmp(words[k], "--json")) {
+                snprintf(jsonpath, sizeof jsonpath, "%s/%s", out, words[k + 1]);
+                words[k + 1] = jsonpath;
+            }
+        words[n] = NULL;
+        char cmd[2048];
+        size_t off = (size_t)snprintf(cmd, sizeof cmd, "numalock bench");
+        for (int k = 0; k < n && off < sizeof cmd; k++)
+            off += (size_t)snprintf(cmd + off, sizeof cmd - off, " %s", words[k]);
+        fprintf(stderr, "[report] %s\n", cmd);
+        fflush(stdout);
+        /* each suite line runs in a child so one topology setting cannot leak into the next */
+        pid_t pid = fork();
+        if (pid == 0) {
+            int rc = bench_main(n, words, cmd);
+            fflush(NULL);
+            _exit(rc);
+        }
+        int st = 0;
+        if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+            fprintf(stderr, "numalock report: suite line %d failed: %s\n", lineno, cmd);
+            failed = 1;
+        }
+    }
+    fclose(f);
+    if (failed)
+        return 1;
+    if (!render) {
+        printf("results (JSON) in %s\n", out);
+        return 0;
+    }
+    char script[PATH_MAX];
+    snprintf(script, sizeof script, "%s/scripts/report.py", NL_SOURCE_DIR);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execlp(python_path(), python_path(), script, out, (char *)NULL);
+        fprintf(stderr, "numalock report: cannot run '%s': %s (run `make run`, which installs matplotlib in .venv)\n",
+                python_path(), strerror(errno));
+        _exit(127);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+        fprintf(stderr, "numalock report: rendering the report failed; the JSON results are in %s\n", out);
+        return 1;
+    }
+    printf("report: %s/report.md\n", out);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("numalock %s\n", NL_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "list"))
+        return cmd_list(argc - 1, argv + 1);
+    if (!strcmp(cmd, "topo"))
+        return cmd_topo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench"))
+        return cmd_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run"))
+        return nl_cli_run(argc - 1, argv + 1);
+    fprintf(stderr, "numalock: unknown command '%s': valid commands are list, topo, bench, report, run\n", cmd);
+    return 2;
+}
