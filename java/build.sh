@@ -45,6 +45,7 @@ case "$cmd" in
         cd "$HERE"
         # -q hides Maven's INFO lines; Surefire's "Tests run: N, Failures: ..." summary is
         # printed explicitly below from the XML reports so that it is always visible.
+        rm -rf ./*/target/surefire-reports
         set +e
         mvn -q -B -Dstyle.color=never test
         rc=$?

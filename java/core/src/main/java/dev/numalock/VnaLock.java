@@ -72,6 +72,16 @@ public class VnaLock extends NumaLock {
         return queues.length;
     }
 
+    /** Test hook: whether queue {@code i} has a holder or waiters (racy snapshot). */
+    final boolean queueBusy(int i) {
+        return !queues[i].isFree();
+    }
+
+    /** Test hook: whether the flag is set (racy snapshot). */
+    final boolean flagSet() {
+        return flag != 0;
+    }
+
     @Override
     protected final int acquire() {
         if (FLAG.compareAndSet(this, 0, 1)) {

@@ -44,26 +44,31 @@ class LockStressTest {
     @ParameterizedTest(name = "{0} on {1}, virtual threads")
     @MethodSource("cases")
     void virtualThreads(LockKind kind, String topoName, Supplier<Topology> topo) {
-        stress(kind.create(topo.get()), 64, 150, true, false);
+        stress(kind.create(topo.get()), 64, 600, true, false);
     }
 
     @ParameterizedTest(name = "{0} on {1}, platform threads")
     @MethodSource("cases")
     void platformThreads(LockKind kind, String topoName, Supplier<Topology> topo) {
-        stress(kind.create(topo.get()), 6, 200, false, false);
+        stress(kind.create(topo.get()), 8, 1500, false, false);
     }
 
     @ParameterizedTest(name = "{0} on {1}, virtual threads mixing lock/tryLock/tryLock(timeout)")
     @MethodSource("cases")
     void mixedAcquireModes(LockKind kind, String topoName, Supplier<Topology> topo) {
-        stress(kind.create(topo.get()), 32, 150, true, true);
+        stress(kind.create(topo.get()), 32, 400, true, true);
     }
 
-    static void stress(NumaLock lock, int threads, int iters, boolean virtual, boolean mixed) {
+    static void stress(java.util.concurrent.locks.Lock lock, int threads, int iters, boolean virtual, boolean mixed) {
+        stress(lock, threads, iters, virtual, mixed, Workers.STALL_MILLIS);
+    }
+
+    static void stress(java.util.concurrent.locks.Lock lock, int threads, int iters, boolean virtual, boolean mixed,
+            long stallMillis) {
         Guarded g = new Guarded();
         AtomicInteger violations = new AtomicInteger();
         AtomicInteger acquired = new AtomicInteger();
-        Workers.run(lock + (virtual ? " virtual" : " platform"), threads, virtual, (id, progress) -> {
+        Workers.run(lock + (virtual ? " virtual" : " platform"), threads, virtual, stallMillis, (id, progress) -> {
             int done = 0;
             for (int i = 0; done < iters; i++) {
                 boolean got;

@@ -23,6 +23,10 @@ final class Workers {
     private Workers() { }
 
     static void run(String what, int count, boolean virtual, Body body) {
+        run(what, count, virtual, STALL_MILLIS, body);
+    }
+
+    static void run(String what, int count, boolean virtual, long stallMillis, Body body) {
         AtomicLong progress = new AtomicLong();
         ConcurrentLinkedQueue<Throwable> errors = new ConcurrentLinkedQueue<>();
         List<Thread> threads = new ArrayList<>();
@@ -50,7 +54,7 @@ final class Workers {
                     if (p != last) {
                         last = p;
                         lastChange = System.nanoTime();
-                    } else if ((System.nanoTime() - lastChange) / 1_000_000 > STALL_MILLIS) {
+                    } else if ((System.nanoTime() - lastChange) / 1_000_000 > stallMillis) {
                         StringBuilder sb = new StringBuilder();
                         for (Thread s : threads) {
                             if (s.isAlive()) {
@@ -61,7 +65,7 @@ final class Workers {
                             }
                         }
                         threads.forEach(Thread::interrupt);
-                        fail(what + ": no progress for " + STALL_MILLIS + " ms (progress=" + p + ")" + sb);
+                        fail(what + ": no progress for " + stallMillis + " ms (progress=" + p + ")" + sb);
                     }
                 }
             }
