@@ -103,31 +103,37 @@ static inline void nl_grant64(_Atomic uint64_t *w, uint64_t v)
 
 /* ---- per-thread record ----------------------------------------------------
  * One heap block per thread (TLS holds only a pointer, so the library can be
- * dlopen'ed and preloaded with initial-exec TLS). Freed at thread exit. */
+ * dlopen'ed and preloaded with initial-exec TLS). Freed at thread exit.
+ *
+ * Queue-node pool for the node-free lock forms: a small stack of cache-line
+ * aligned slots. Locks are usually released in the reverse order of their
+ * acquisition, so the common release finds its node on top of the stack in
+ * O(1), with the owner tag in the node's own cache line. A release out of
+ * order leaves a hole that is reclaimed when the slots above it are freed. */
 #define NL_POOL_NODES 8
-#define NL_QNODE_BYTES 128
+#define NL_QNODE_BYTES 120 /* usable bytes of a queue node (8-byte aligned) */
 
 typedef struct nl_qnode_slot {
-    _Alignas(NL_CACHELINE) unsigned char mem[NL_QNODE_BYTES];
+    _Alignas(NL_CACHELINE) const void *owner; /* lock the node is in use for, NULL if free */
+    _Alignas(8) unsigned char mem[NL_QNODE_BYTES];
 } nl_qnode_slot_t;
 
 typedef struct nl_extra_node {
     nl_qnode_slot_t slot;
-    const void *owner;
     struct nl_extra_node *next;
 } nl_extra_node_t;
 
 typedef struct nl_self {
-    nl_qnode_slot_t pool[NL_POOL_NODES];
-    const void *owner[NL_POOL_NODES];  /* lock each pool node is queued on */
-    uint32_t used;                     /* bit i: pool[i] in use */
+    uint32_t depth;                    /* pool[0..depth) may be in use */
+    uint32_t holes;                    /* free slots below depth */
     int id;                            /* dense id, -1 if none */
     int node;                          /* cached node */
     int pinned_node;                   /* nl_thread_set_node, -1 if none */
     uint32_t refresh;                  /* calls until the next node refresh */
     uint32_t topo_gen;                 /* topology generation the cache is for */
-    nl_extra_node_t *extra;            /* overflow nodes (deep nesting) */
     uint64_t rng;                      /* per-thread pseudo-random state */
+    nl_extra_node_t *extra;            /* overflow nodes (deep nesting) */
+    nl_qnode_slot_t pool[NL_POOL_NODES];
 } nl_self_t;
 
 NL_HIDDEN extern NL_TLS nl_self_t *nl_self_tls;
@@ -141,8 +147,9 @@ static inline nl_self_t *nl_self(void)
     return s;
 }
 
-/* Take a queue node (NL_QNODE_BYTES, cache-line aligned, zeroed fields are
- * the caller's job) for `lock`; find it again at release; give it back. */
+/* Take a queue node (NL_QNODE_BYTES, 8-byte aligned, in one cache-aligned
+ * slot; initialising its fields is the caller's job) for `lock`; find it again
+ * at release (NULL if this thread holds no node for `lock`); give it back. */
 NL_HIDDEN void *nl_qnode_get_slow(nl_self_t *s, const void *lock);
 NL_HIDDEN void *nl_qnode_find_slow(nl_self_t *s, const void *lock);
 NL_HIDDEN void nl_qnode_put_slow(nl_self_t *s, void *node);
@@ -150,39 +157,43 @@ NL_HIDDEN void nl_qnode_put_slow(nl_self_t *s, void *node);
 static inline void *nl_qnode_get(const void *lock)
 {
     nl_self_t *s = nl_self();
-    uint32_t free_bits = ~s->used & ((1u << NL_POOL_NODES) - 1);
-    if (NL_LIKELY(free_bits)) {
-        int i = __builtin_ctz(free_bits);
-        s->used |= 1u << i;
-        s->owner[i] = lock;
-        return s->pool[i].mem;
+    uint32_t d = s->depth;
+    if (NL_LIKELY(d < NL_POOL_NODES)) {
+        s->depth = d + 1;
+        s->pool[d].owner = lock;
+        return s->pool[d].mem;
     }
     return nl_qnode_get_slow(s, lock);
 }
 static inline void *nl_qnode_find(const void *lock)
 {
     nl_self_t *s = nl_self();
-    uint32_t u = s->used;
-    while (u) { /* newest first: nested locks are usually released LIFO */
-        int i = 31 - __builtin_clz(u);
-        if (s->owner[i] == lock)
-            return s->pool[i].mem;
-        u &= ~(1u << i);
-    }
+    uint32_t d = s->depth;
+    if (NL_LIKELY(d && s->pool[d - 1].owner == lock))
+        return s->pool[d - 1].mem;
     return nl_qnode_find_slow(s, lock);
 }
 static inline void nl_qnode_put(void *node)
 {
     nl_self_t *s = nl_self();
-    uintptr_t off = (uintptr_t)node - (uintptr_t)s->pool;
-    if (NL_LIKELY(off < sizeof s->pool)) {
-        int i = (int)(off / sizeof(nl_qnode_slot_t));
-        s->owner[i] = NULL;
-        s->used &= ~(1u << i);
+    uint32_t d = s->depth;
+    if (NL_LIKELY(d && (unsigned char *)node == s->pool[d - 1].mem && !s->holes)) {
+        s->pool[d - 1].owner = NULL;
+        s->depth = d - 1;
         return;
     }
     nl_qnode_put_slow(s, node);
 }
+
+/* Release fast path: the node for `lock` if it is on top of the stack (the
+ * usual LIFO case), else NULL; after using it, nl_qnode_pop(). Otherwise use
+ * nl_qnode_find() + nl_qnode_put(). */
+static inline void *nl_qnode_top(nl_self_t *s, const void *lock)
+{
+    uint32_t d = s->depth;
+    return (d && !s->holes && s->pool[d - 1].owner == lock) ? s->pool[d - 1].mem : NULL;
+}
+static inline void nl_qnode_pop(nl_self_t *s) { s->pool[--s->depth].owner = NULL; }
 
 /* Fast per-thread pseudo-random number (xorshift64*). */
 static inline uint64_t nl_rand(void)

@@ -102,11 +102,17 @@ int nl_thread_id(void) { return nl_self()->id; }
 
 void *nl_qnode_get_slow(nl_self_t *s, const void *lock)
 {
-    /* pool exhausted (more than NL_POOL_NODES node-free locks held or waited
-     * for at once): reuse a free overflow node or allocate one */
+    /* the stack is full: reuse a hole, a free overflow node, or allocate */
+    for (uint32_t i = 0; s->holes && i < s->depth; i++) {
+        if (!s->pool[i].owner) {
+            s->pool[i].owner = lock;
+            s->holes--;
+            return s->pool[i].mem;
+        }
+    }
     for (nl_extra_node_t *e = s->extra; e; e = e->next) {
-        if (!e->owner) {
-            e->owner = lock;
+        if (!e->slot.owner) {
+            e->slot.owner = lock;
             return e->slot.mem;
         }
     }
@@ -114,7 +120,7 @@ void *nl_qnode_get_slow(nl_self_t *s, const void *lock)
     if (posix_memalign((void **)&e, NL_CACHELINE, sizeof *e) || !e)
         abort();
     memset(e, 0, sizeof *e);
-    e->owner = lock;
+    e->slot.owner = lock;
     e->next = s->extra;
     s->extra = e;
     return e->slot.mem;
@@ -122,17 +128,36 @@ void *nl_qnode_get_slow(nl_self_t *s, const void *lock)
 
 void *nl_qnode_find_slow(nl_self_t *s, const void *lock)
 {
+    for (uint32_t i = s->depth; i-- > 0;)
+        if (s->pool[i].owner == lock)
+            return s->pool[i].mem;
     for (nl_extra_node_t *e = s->extra; e; e = e->next)
-        if (e->owner == lock)
+        if (e->slot.owner == lock)
             return e->slot.mem;
     return NULL; /* released without being acquired by this thread */
 }
 
 void nl_qnode_put_slow(nl_self_t *s, void *node)
 {
+    for (uint32_t i = 0; i < s->depth; i++) {
+        if (s->pool[i].mem != (unsigned char *)node)
+            continue;
+        s->pool[i].owner = NULL;
+        if (i + 1 < s->depth) {
+            s->holes++; /* out of order: leave a hole */
+            return;
+        }
+        /* top of the stack: pop it and every hole beneath it */
+        s->depth = i;
+        while (s->depth && !s->pool[s->depth - 1].owner) {
+            s->depth--;
+            s->holes--;
+        }
+        return;
+    }
     for (nl_extra_node_t *e = s->extra; e; e = e->next) {
         if (e->slot.mem == (unsigned char *)node) {
-            e->owner = NULL;
+            e->slot.owner = NULL;
             return;
         }
     }

@@ -15,13 +15,15 @@
 
 _Static_assert(sizeof(nl_mcs_node_t) <= NL_QNODE_BYTES, "MCS node fits a pool slot");
 
-void nl_mcs_lock(nl_mcs_t *l, nl_mcs_node_t *me)
+static inline __attribute__((always_inline)) void mcs_lock(nl_mcs_t *l, nl_mcs_node_t *me)
 {
     atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
-    atomic_store_explicit(&me->granted, NL_GRANT_WAITING, memory_order_relaxed);
     nl_mcs_node_t *pred = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
     if (NL_LIKELY(!pred))
         return;
+    /* the grant word needs resetting only when we wait; the predecessor can
+     * grant only after it sees the link below (release orders the reset) */
+    atomic_store_explicit(&me->granted, NL_GRANT_WAITING, memory_order_relaxed);
     atomic_store_explicit(&pred->next, me, memory_order_release);
     nl_await32(&me->granted);
 }
@@ -30,12 +32,11 @@ int nl_mcs_trylock(nl_mcs_t *l, nl_mcs_node_t *me)
 {
     nl_mcs_node_t *expect = NULL;
     atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
-    atomic_store_explicit(&me->granted, NL_GRANT_WAITING, memory_order_relaxed);
     return atomic_compare_exchange_strong_explicit(&l->tail, &expect, me, memory_order_acq_rel,
                                                    memory_order_relaxed) ? 0 : EBUSY;
 }
 
-void nl_mcs_unlock(nl_mcs_t *l, nl_mcs_node_t *me)
+static inline __attribute__((always_inline)) void mcs_unlock(nl_mcs_t *l, nl_mcs_node_t *me)
 {
     nl_mcs_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
     if (!next) {
@@ -50,7 +51,10 @@ void nl_mcs_unlock(nl_mcs_t *l, nl_mcs_node_t *me)
     nl_grant32(&next->granted, 1);
 }
 
-void nl_mcs_acquire(nl_mcs_t *l) { nl_mcs_lock(l, nl_qnode_get(l)); }
+void nl_mcs_lock(nl_mcs_t *l, nl_mcs_node_t *me) { mcs_lock(l, me); }
+void nl_mcs_unlock(nl_mcs_t *l, nl_mcs_node_t *me) { mcs_unlock(l, me); }
+
+void nl_mcs_acquire(nl_mcs_t *l) { mcs_lock(l, nl_qnode_get(l)); }
 
 int nl_mcs_try(nl_mcs_t *l)
 {
@@ -63,8 +67,15 @@ int nl_mcs_try(nl_mcs_t *l)
 
 void nl_mcs_release(nl_mcs_t *l)
 {
-    nl_mcs_node_t *me = nl_qnode_find(l);
-    nl_mcs_unlock(l, me);
+    nl_self_t *s = nl_self();
+    nl_mcs_node_t *me = nl_qnode_top(s, l);
+    if (NL_LIKELY(me)) {
+        mcs_unlock(l, me);
+        nl_qnode_pop(s);
+        return;
+    }
+    me = nl_qnode_find(l);
+    mcs_unlock(l, me);
     nl_qnode_put(me);
 }
 
