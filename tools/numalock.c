@@ -193,6 +193,13 @@ static void join_args(char *buf, size_t len, int argc, char **argv)
 
 static int cmd_bench(int argc, char **argv)
 {
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        FILE *f = argc < 2 ? stderr : stdout;
+        fprintf(f, "usage: numalock bench WORKLOAD [--lock A,B|all] [--threads 1,2,4] [--duration S]\n"
+                   "       [--topology SPEC] [--json FILE] [--quiet] [workload options]\nworkloads:\n");
+        bench_list_workloads(f);
+        return argc < 2 ? 2 : 0;
+    }
     char line[2048];
     join_args(line, sizeof line, argc, argv);
     return bench_main(argc - 1, argv + 1, line);
