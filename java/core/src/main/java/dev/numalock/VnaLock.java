@@ -2,6 +2,8 @@ package dev.numalock;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * VNA, the paper's lock (listings 1 and 2): a test-and-set flag plus one cooperative MCS queue per
@@ -26,6 +28,19 @@ import java.lang.invoke.VarHandle;
  */
 public class VnaLock extends NumaLock {
 
+    /** How a queue head waits for the test-and-set flag. */
+    public enum HeadWait {
+        /** The paper: CAS the flag in a loop ({@link Thread#onSpinWait()}, periodic {@link Thread#yield()}). */
+        SPIN,
+        /**
+         * Spin like {@link #SPIN} for {@link Spin#SPINS_BEFORE_PARK} iterations, then publish the
+         * thread in the queue's slot and park; every unlock unparks one published head (round
+         * robin over the queues). The default: on few carriers, spinning heads take the carrier
+         * away from the holder each time it yields inside its critical section.
+         */
+        PARK
+    }
+
     private static final VarHandle FLAG;
 
     static {
@@ -39,6 +54,11 @@ public class VnaLock extends NumaLock {
     private volatile int flag;
     private final McsQueue[] queues;
     private final boolean perSocket;
+    private final HeadWait headWait;
+    /** PARK mode: the parked head of each queue, or null. */
+    private final AtomicReferenceArray<Thread> parkedHeads;
+    /** PARK mode: where the next wake-up scan starts (a hint; races are harmless). */
+    private int wakeCursor;
 
     // LockInfo of the current holder (holder-only state)
     private QNode holderNode;   // null: acquired on the fast path
@@ -57,14 +77,29 @@ public class VnaLock extends NumaLock {
         this(topology, stats, false);
     }
 
+    public VnaLock(Topology topology, boolean stats, HeadWait headWait) {
+        this(topology, stats, false, headWait);
+    }
+
     VnaLock(Topology topology, boolean stats, boolean perSocket) {
+        this(topology, stats, perSocket, HeadWait.PARK);
+    }
+
+    VnaLock(Topology topology, boolean stats, boolean perSocket, HeadWait headWait) {
         super(topology, stats);
         this.perSocket = perSocket;
+        this.headWait = headWait;
         int n = perSocket ? topology.socketCount() : topology.nodeCount();
         queues = new McsQueue[n];
         for (int i = 0; i < n; i++) {
             queues[i] = new McsQueue();
         }
+        parkedHeads = new AtomicReferenceArray<>(n);
+    }
+
+    /** How queue heads wait for the flag. */
+    public final HeadWait headWait() {
+        return headWait;
     }
 
     /** Number of MCS queues (nodes for VNA, sockets for VNA_2_Q). */
@@ -92,15 +127,58 @@ public class VnaLock extends NumaLock {
         int qi = perSocket ? topology.socketOfNode(node) : node;
         QNode q = new QNode(node);
         queues[qi].lock(q);
-        for (int i = 0; ; i++) {
-            if (flag == 0 && FLAG.compareAndSet(this, 0, 1)) {
-                break;
+        if (headWait == HeadWait.SPIN) {
+            for (int i = 0; ; i++) {
+                if (flag == 0 && FLAG.compareAndSet(this, 0, 1)) {
+                    break;
+                }
+                Spin.pause(i);
             }
-            Spin.pause(i);
+        } else {
+            awaitFlagParking(qi);
         }
         holderNode = q;
         holderQueue = qi;
         return node;
+    }
+
+    /** PARK mode: the head of queue {@code qi} takes the flag, parking between attempts. */
+    private void awaitFlagParking(int qi) {
+        Thread me = Thread.currentThread();
+        for (int i = 0; ; i++) {
+            if (flag == 0 && FLAG.compareAndSet(this, 0, 1)) {
+                return;
+            }
+            if (i < Spin.SPINS_BEFORE_PARK) {
+                Spin.pause(i);
+                continue;
+            }
+            // Publish, then re-check: the releaser clears the flag, then reads the slots (both
+            // volatile), so either we see the free flag or it sees us and unparks us.
+            parkedHeads.set(qi, me);
+            if (flag != 0) {
+                LockSupport.park(this);
+            }
+            parkedHeads.set(qi, null);
+            i = Spin.SPINS_BEFORE_PARK - 2; // one CAS attempt and a pause before parking again
+        }
+    }
+
+    /** PARK mode: unparks one published head, scanning the queues round robin. */
+    private void wakeOneHead(int cursor) {
+        int n = queues.length;
+        for (int k = 0; k < n; k++) {
+            int idx = cursor + k;
+            if (idx >= n) {
+                idx -= n;
+            }
+            Thread t = parkedHeads.get(idx);
+            if (t != null) {
+                wakeCursor = idx + 1 == n ? 0 : idx + 1;
+                LockSupport.unpark(t);
+                return;
+            }
+        }
     }
 
     @Override
@@ -116,9 +194,18 @@ public class VnaLock extends NumaLock {
     protected final void release() {
         QNode q = holderNode;
         int qi = holderQueue;
-        FLAG.setRelease(this, 0);
+        if (headWait == HeadWait.SPIN) {
+            FLAG.setRelease(this, 0);
+            if (q != null) {
+                queues[qi].unlock(q, 1);
+            }
+            return;
+        }
+        int cursor = wakeCursor;
+        FLAG.setVolatile(this, 0);
         if (q != null) {
             queues[qi].unlock(q, 1);
         }
+        wakeOneHead(cursor);
     }
 }

@@ -5,6 +5,7 @@ import java.util.function.BiFunction;
 /** The six numalock locks, for parameterized tests. */
 enum LockKind {
     VNA(VnaLock::new),
+    VNA_SPIN((t, s) -> new VnaLock(t, s, VnaLock.HeadWait.SPIN)),
     VNA_2Q(Vna2QLock::new),
     CNA(CnaLock::new),
     MCS(McsLock::new),
