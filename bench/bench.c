@@ -16,6 +16,7 @@
 static const bench_workload_t *const workloads[] = {
     &bench_kvmap,
     &bench_latency,
+    &bench_instructions,
 };
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
 

@@ -99,7 +99,7 @@ const bench_workload_t *bench_find_workload(const char *name);
 const char *bench_workload_names(char *buf, size_t len);
 
 /* workloads */
-extern const bench_workload_t bench_kvmap, bench_latency;
+extern const bench_workload_t bench_kvmap, bench_latency, bench_instructions;
 
 /* small JSON helpers */
 void json_str(FILE *f, const char *s);

@@ -89,5 +89,17 @@ p=[r for r in recs if r['lock']=='pthread'][0]; assert abs(p['ratio_to_pthread']
 assert all(r['ns_per_pair']>0 for r in recs)
 " && ok || bad "bench latency json"
 
+# instructions (callgrind): integer counts per pair, repeatable, pthread always present
+if command -v valgrind >/dev/null; then
+  "$NL" bench instructions --lock mcs --pairs 5000 --json "$T/ins.json" >/dev/null && \
+  "$NL" bench instructions --lock mcs --pairs 5000 --json "$T/ins2.json" >/dev/null && py "
+import json
+a=json.load(open('$T/ins.json'))['records']; b=json.load(open('$T/ins2.json'))['records']
+assert [r['lock'] for r in a]==['mcs','pthread']
+for x,y in zip(a,b):
+    assert x['instructions_per_pair']==y['instructions_per_pair']>0, (x,y)
+" && ok || bad "bench instructions"
+fi
+
 echo "cli: $pass passed, $fail failed"
 [ $fail -eq 0 ]

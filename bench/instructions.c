@@ -1,0 +1,177 @@
+/*
+ * Instructions per uncontended acquire+release pair, counted by valgrind's
+ * callgrind: repeatable where wall time is not (the same binary and inputs give
+ * the same count whatever else the machine does).
+ *
+ * For each lock, the command re-runs itself under
+ *   valgrind --tool=callgrind --instr-atstart=no
+ * with NUMALOCK_INSTR_CHILD=PAIRS; the child switches instrumentation on only
+ * around PAIRS acquire+release pairs (through the generic API) and valgrind
+ * reports the instructions collected.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "bench.h"
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define HAVE_CALLGRIND 1
+#else
+#define HAVE_CALLGRIND 0
+#endif
+
+static void *noop(void *a) { return a; }
+
+/* Child side: called from bench_main when NUMALOCK_INSTR_CHILD is set. */
+static int child(const nl_lock_ops_t *ops, long pairs)
+{
+#if HAVE_CALLGRIND
+    pthread_t t; /* a multi-threaded process, as for `latency` (glibc elides atomics otherwise) */
+    if (pthread_create(&t, NULL, noop, NULL) == 0)
+        pthread_join(t, NULL);
+    nl_lock_t *l = nl_lock_create_ops(ops, NULL);
+    if (!l)
+        return 1;
+    for (int i = 0; i < 1000; i++) {
+        nl_lock_acquire(l);
+        nl_lock_release(l);
+    }
+    CALLGRIND_START_INSTRUMENTATION;
+    for (long i = 0; i < pairs; i++) {
+        nl_lock_acquire(l);
+        nl_lock_release(l);
+    }
+    CALLGRIND_STOP_INSTRUMENTATION;
+    nl_lock_destroy(l);
+    return 0;
+#else
+    (void)ops; (void)pairs;
+    return 1;
+#endif
+}
+
+static int measure(bench_ctx_t *c, const nl_lock_ops_t *ops, long pairs, double *per_pair)
+{
+    char exe[PATH_MAX], pairs_s[32];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        snprintf(c->err, sizeof c->err, "cannot find the numalock executable: %s", strerror(errno));
+        return EIO;
+    }
+    exe[n] = 0;
+    snprintf(pairs_s, sizeof pairs_s, "%ld", pairs);
+    int pipefd[2];
+    if (pipe(pipefd))
+        return errno;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(pipefd[1], 2);
+        close(pipefd[0]);
+        close(pipefd[1]);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 1);
+        setenv("NUMALOCK_INSTR_CHILD", pairs_s, 1);
+        execlp("valgrind", "valgrind", "--tool=callgrind", "--instr-atstart=no",
+               "--callgrind-out-file=/dev/null", exe, "bench", "instructions", "--lock", ops->name,
+               "--quiet", (char *)NULL);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    FILE *f = fdopen(pipefd[0], "r");
+    char line[512];
+    long long collected = -1;
+    while (f && fgets(line, sizeof line, f)) {
+        char *p = strstr(line, "Collected :");
+        if (p)
+            collected = atoll(p + strlen("Collected :"));
+    }
+    if (f)
+        fclose(f);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) == 127) {
+        snprintf(c->err, sizeof c->err,
+                 "cannot run valgrind: install it (apt-get install valgrind) to count instructions");
+        return ENOENT;
+    }
+    if (WEXITSTATUS(st) || collected < 0) {
+        snprintf(c->err, sizeof c->err, "callgrind run for lock '%s' failed (exit %d)", ops->name,
+                 WEXITSTATUS(st));
+        return EIO;
+    }
+    *per_pair = (double)collected / (double)pairs;
+    return 0;
+}
+
+static int instr_run(bench_ctx_t *c)
+{
+    long pairs = bench_opt_long(c, "pairs");
+    const char *child_pairs = getenv("NUMALOCK_INSTR_CHILD");
+    if (child_pairs)
+        return child(c->locks[0], atol(child_pairs)) ? EIO : 0;
+    if (!HAVE_CALLGRIND) {
+        snprintf(c->err, sizeof c->err, "this build has no valgrind/callgrind.h: install valgrind and rebuild");
+        return ENOENT;
+    }
+    if (pairs < 1) {
+        snprintf(c->err, sizeof c->err, "bad instructions parameters: --pairs must be at least 1");
+        return EINVAL;
+    }
+    const nl_lock_ops_t *locks[BENCH_MAX_LOCKS + 1];
+    size_t n = 0;
+    int has_pthread = 0;
+    for (size_t i = 0; i < c->nlocks; i++) {
+        locks[n++] = c->locks[i];
+        has_pthread |= !strcmp(c->locks[i]->name, "pthread");
+    }
+    if (!has_pthread)
+        locks[n++] = nl_lock_find("pthread");
+    double per[BENCH_MAX_LOCKS + 1], base = 0;
+    for (size_t i = 0; i < n; i++) {
+        int rc = measure(c, locks[i], pairs, &per[i]);
+        if (rc)
+            return rc;
+        if (!strcmp(locks[i]->name, "pthread"))
+            base = per[i];
+    }
+    for (size_t i = 0; i < n; i++) {
+        bench_record_t *r = bench_new_record(c, locks[i], 1);
+        if (!r)
+            return ENOMEM;
+        r->ops = (uint64_t)pairs;
+        r->per_thread_ops = malloc(sizeof(uint64_t));
+        if (r->per_thread_ops)
+            r->per_thread_ops[0] = r->ops;
+        r->ratio = base > 0 ? base / per[i] : 0;
+        snprintf(r->baseline, sizeof r->baseline, "pthread");
+        snprintf(r->extra, sizeof r->extra,
+                 "\"instructions_per_pair\": %.2f, \"instructions_ratio_to_pthread\": %.4f", per[i],
+                 base > 0 ? per[i] / base : 0);
+    }
+    return 0;
+}
+
+static const bench_opt_t instr_opts[] = {
+    { "pairs", "20000", "acquire+release pairs counted per lock" },
+    { NULL, NULL, NULL },
+};
+
+const bench_workload_t bench_instructions = {
+    .name = "instructions",
+    .description = "instructions per uncontended acquire+release (valgrind callgrind), ratio to pthread",
+    .opts = instr_opts,
+    .default_locks = "all",
+    .default_threads = "1",
+    .default_duration = "1",
+    .run = instr_run,
+};
