@@ -7,6 +7,7 @@
 
 extern const nl_lock_ops_t nl_ops_tas, nl_ops_ttas, nl_ops_ticket, nl_ops_mcs, nl_ops_hbo,
     nl_ops_pthread;
+extern const nl_lock_ops_t nl_ops_cna, nl_ops_cna_opt, nl_ops_qspinlock, nl_ops_qspinlock_cna;
 
 static const nl_lock_ops_t *const registry[] = {
     &nl_ops_pthread,
@@ -15,6 +16,10 @@ static const nl_lock_ops_t *const registry[] = {
     &nl_ops_ticket,
     &nl_ops_mcs,
     &nl_ops_hbo,
+    &nl_ops_cna,
+    &nl_ops_cna_opt,
+    &nl_ops_qspinlock,
+    &nl_ops_qspinlock_cna,
 };
 
 #define N_LOCKS (sizeof registry / sizeof registry[0])

@@ -1,0 +1,81 @@
+/*
+ * The CNA family (Dice & Kogan, "Compact NUMA-aware Locks", EuroSys 2019)
+ * and the hierarchical baselines it is compared with.
+ *
+ *  - nl_qspinlock_t: the Linux 4-byte qspinlock layout (locked byte, pending
+ *    bit, queue tail encoded from a thread slot and a nesting index). It fits
+ *    any 4-byte field; all-zero is unlocked; the unlock is one store and may be
+ *    done by any thread. nl_qspin_* queue with MCS, nl_qspin_cna_* with CNA.
+ *    Do not mix the two families on one lock.
+ *  - nl_cna_t: CNA, one word (the main-queue tail). Paper form with an
+ *    explicit node (nl_cna_lock/unlock) and a node-free form
+ *    (nl_cna_acquire/release) whose node comes from a per-thread pool.
+ *    nl_cna_opt_* adds the shuffle reduction of section 6.
+ *
+ * CNA long-term fairness (how long the lock may stay on one NUMA node) is a
+ * process-wide setting, since the lock itself is one word:
+ *    "time:DURATION"  the lock leaves a node after DURATION ("1ms", "500us",
+ *                     "200000ns"; default time:1ms, as in Linux's final CNA)
+ *    "random:N"       the paper's rule: each hand-over stays local unless a
+ *                     pseudo-random draw hits 1 in N (N a power of two >= 2)
+ * from NUMALOCK_CNA_FAIRNESS at first use, or nl_cna_set_fairness().
+ */
+#ifndef NUMALOCK_CNA_H
+#define NUMALOCK_CNA_H
+
+#include "numalock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- qspinlock ----------------------------------------------------------- */
+typedef struct { _Atomic uint32_t val; } nl_qspinlock_t;
+#define NL_QSPINLOCK_INIT { 0 }
+
+NL_API void nl_qspin_lock(nl_qspinlock_t *l);
+NL_API int  nl_qspin_trylock(nl_qspinlock_t *l);     /* 0 or EBUSY */
+NL_API void nl_qspin_unlock(nl_qspinlock_t *l);
+NL_API void nl_qspin_cna_lock(nl_qspinlock_t *l);
+NL_API int  nl_qspin_cna_trylock(nl_qspinlock_t *l); /* 0 or EBUSY */
+NL_API void nl_qspin_cna_unlock(nl_qspinlock_t *l);
+/* true when the locked byte is set (a snapshot) */
+NL_API bool nl_qspin_is_locked(const nl_qspinlock_t *l);
+
+/* ---- CNA ---------------------------------------------------------------- */
+typedef struct nl_cna_node {
+    /* grant word: 0 waiting, 3 parked, 1 granted with an empty secondary
+     * queue, otherwise the (8-aligned) head of the secondary queue */
+    _Atomic uint64_t spin;
+    _Atomic(struct nl_cna_node *) next;
+    struct nl_cna_node *sec_tail;  /* valid in the secondary queue's head */
+    uint64_t since;                /* when the lock arrived on the holder's node */
+    int32_t numa;                  /* node of the waiter, -1 if it never waited */
+    int32_t pad_;
+} nl_cna_node_t;
+
+typedef struct { _Atomic(nl_cna_node_t *) tail; } nl_cna_t;
+#define NL_CNA_INIT { 0 }
+
+/* paper form: the caller keeps `me` (any thread-private memory) until unlock */
+NL_API void nl_cna_lock(nl_cna_t *l, nl_cna_node_t *me);
+NL_API int  nl_cna_trylock(nl_cna_t *l, nl_cna_node_t *me);
+NL_API void nl_cna_unlock(nl_cna_t *l, nl_cna_node_t *me);
+/* node-free form */
+NL_API void nl_cna_acquire(nl_cna_t *l);
+NL_API int  nl_cna_try(nl_cna_t *l);
+NL_API void nl_cna_release(nl_cna_t *l);
+/* with the shuffle reduction (section 6): while the secondary queue is empty,
+ * the holder scans the main queue on about 1 hand-over in 128 */
+NL_API void nl_cna_opt_unlock(nl_cna_t *l, nl_cna_node_t *me);
+NL_API void nl_cna_opt_release(nl_cna_t *l);
+
+/* Process-wide CNA fairness rule (see above). Returns 0 or EINVAL with one
+ * sentence in err. Applies to cna, cna-opt and qspinlock-cna. */
+NL_API int nl_cna_set_fairness(const char *spec, char *err, size_t errlen);
+NL_API const char *nl_cna_fairness(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

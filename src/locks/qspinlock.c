@@ -1,0 +1,287 @@
+/*
+ * qspinlock: the Linux kernel's 4-byte queued spin lock (Waiman Long 2013;
+ * CNA paper section 3), with an MCS slow path (`qspinlock`) or a CNA slow
+ * path (`qspinlock-cna`, CNA paper section 5 "integrated in the kernel's
+ * qspinlock": only the slow path changes; fast path and unlock stay).
+ *
+ * Lock word (32 bits, little-endian byte 0 = locked byte):
+ *    bits  0- 7  locked byte (0 or 1)
+ *    bit   8     pending: the one waiter that waits on the lock word itself
+ *    bit   9     no-steal: the queue head waits for the lock (trylock fails)
+ *    bits 16-17  tail index: nesting level of the tail waiter's node
+ *    bits 18-31  tail slot + 1: the tail waiter's thread slot (nl_thread_id)
+ * Zero is unlocked. The tail names a node in a per-thread-slot block of
+ * QS_NODES nodes; the blocks hang off a global table, allocated the first
+ * time a slot queues and kept for the process's life (recycled slots reuse
+ * them), so a lock is 4 bytes whatever the thread count, and any thread can
+ * find a node from a tail value.
+ *
+ * Paths (Linux queued_spin_lock_slowpath):
+ *   fast:    CAS 0 -> locked.
+ *   pending: no tail and no pending: set pending, wait for the locked byte to
+ *            clear, then clear pending and set locked in one CAS.
+ *   queue:   take a node, swap our tail in, link behind the old tail, wait on
+ *            our node's grant word (spin, yield, park); as queue head, wait
+ *            for locked and pending to clear (spin then yield), take the
+ *            locked byte (and clear the tail if we are the last), then grant
+ *            the head to our successor -- MCS: the next node; CNA: chosen by
+ *            cna_pass() (cna_impl.h), the secondary queue travelling in the
+ *            node's grant word.
+ * Unlock: one release store of 0 into the locked byte, from any thread.
+ *
+ * Differences from Linux, all for user space: trylock does not test the whole
+ * word (Linux fails it whenever anybody queues) but the locked byte and the
+ * two bits of a waiter entitled to the lock next: pending, and no-steal,
+ * which the queue head sets while it waits for the owner (ShflLock's
+ * no-stealing flag). So a trylock succeeds whenever the lock is free and no
+ * waiter is about to take it, and it cannot starve the queue (the generic
+ * handle tries before it queues). Because a trylock may still get in first,
+ * the pending waiter and the queue head take the lock with a CAS that fails
+ * if the locked byte is set (Linux sets the byte with a plain store). Threads
+ * without a slot (more than NL_MAX_THREADS alive) or nested deeper than
+ * QS_NODES queue waits spin on the lock word with trylock, as Linux does past
+ * 4 nesting levels.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cna_impl.h"
+
+#define QS_LOCKED 1u
+#define QS_LOCKED_MASK 0xffu
+#define QS_PENDING (1u << 8)
+#define QS_NOSTEAL (1u << 9)
+#define QS_TAIL_IDX_SHIFT 16
+#define QS_TAIL_SLOT_SHIFT 18
+#define QS_TAIL_MASK 0xffff0000u
+#define QS_NODES 4
+
+_Static_assert(NL_MAX_THREADS + 1 <= (1 << (32 - QS_TAIL_SLOT_SHIFT)), "thread slot fits the tail");
+
+typedef struct qs_node {
+    nl_cna_node_t c;   /* MCS uses next + spin; CNA all of it */
+    uint32_t code;     /* our tail value */
+} __attribute__((aligned(64))) qs_node_t;
+
+typedef struct qs_block {
+    qs_node_t node[QS_NODES];
+    uint32_t count;    /* queue waits in progress (owner thread only) */
+} qs_block_t;
+
+static _Atomic(qs_block_t *) qs_blocks[NL_MAX_THREADS];
+
+static inline uint32_t qs_encode(int slot, uint32_t idx)
+{
+    return ((uint32_t)(slot + 1) << QS_TAIL_SLOT_SHIFT) | (idx << QS_TAIL_IDX_SHIFT);
+}
+
+static inline qs_node_t *qs_decode(uint32_t tail)
+{
+    uint32_t slot = (tail >> QS_TAIL_SLOT_SHIFT) - 1;
+    uint32_t idx = (tail >> QS_TAIL_IDX_SHIFT) & 3u;
+    qs_block_t *b = atomic_load_explicit(&qs_blocks[slot], memory_order_acquire);
+    return &b->node[idx];
+}
+
+static qs_block_t *qs_block(int slot)
+{
+    qs_block_t *b = atomic_load_explicit(&qs_blocks[slot], memory_order_acquire);
+    if (NL_LIKELY(b))
+        return b;
+    /* only the thread holding `slot` gets here: no race on the slot */
+    if (posix_memalign((void **)&b, NL_CACHELINE, sizeof *b) || !b)
+        return NULL;
+    memset(b, 0, sizeof *b);
+    for (uint32_t i = 0; i < QS_NODES; i++)
+        b->node[i].code = qs_encode(slot, i);
+    atomic_store_explicit(&qs_blocks[slot], b, memory_order_release);
+    return b;
+}
+
+/* ---- trylock and unlock ------------------------------------------------- */
+static inline int qs_trylock(nl_qspinlock_t *l)
+{
+    uint32_t v = atomic_load_explicit(&l->val, memory_order_relaxed);
+    while (!(v & (QS_LOCKED_MASK | QS_PENDING | QS_NOSTEAL))) {
+        if (atomic_compare_exchange_weak_explicit(&l->val, &v, v | QS_LOCKED, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return 0;
+    }
+    return EBUSY;
+}
+
+static inline void qs_unlock(nl_qspinlock_t *l)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && !defined(__SANITIZE_THREAD__)
+    /* one store into the locked byte (the other bytes move under CAS) */
+    __atomic_store_n((unsigned char *)&l->val, 0, __ATOMIC_RELEASE);
+#else
+    atomic_fetch_and_explicit(&l->val, ~QS_LOCKED_MASK, memory_order_release);
+#endif
+}
+
+/* ---- the slow path, compiled once for MCS and once for CNA -------------- */
+static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l, uint32_t val,
+                                                              const bool cna)
+{
+    nl_spinner_t sp = NL_SPINNER_INIT;
+
+    /* a pending waiter is taking the lock right now (pending, not locked):
+     * give it a moment rather than queueing behind it */
+    for (int i = 0; i < 16 && val == QS_PENDING; i++) {
+        nl_cpu_relax();
+        val = atomic_load_explicit(&l->val, memory_order_relaxed);
+    }
+    if (!(val & ~QS_LOCKED_MASK)) {
+        /* no pending waiter, nobody queued: become the pending waiter */
+        val = atomic_fetch_or_explicit(&l->val, QS_PENDING, memory_order_acquire);
+        if (!(val & ~QS_LOCKED_MASK)) {
+            for (;;) {
+                while ((val = atomic_load_explicit(&l->val, memory_order_acquire)) & QS_LOCKED_MASK)
+                    nl_spin_once(&sp);
+                if (atomic_compare_exchange_weak_explicit(&l->val, &val,
+                                                          (val & ~QS_PENDING) | QS_LOCKED,
+                                                          memory_order_acquire, memory_order_relaxed))
+                    return;
+            }
+        }
+        /* somebody else is pending or queued: undo our bit if we set it */
+        if (!(val & QS_PENDING))
+            atomic_fetch_and_explicit(&l->val, ~QS_PENDING, memory_order_relaxed);
+    }
+
+    /* ---- queue ---- */
+    nl_self_t *s = nl_self();
+    qs_block_t *b = s->id >= 0 ? qs_block(s->id) : NULL;
+    if (NL_UNLIKELY(!b || b->count >= QS_NODES)) {
+        /* no slot or nested too deep: spin on the lock word (Linux does
+         * the same past its 4 nesting levels) */
+        while (qs_trylock(l))
+            nl_spin_once(&sp);
+        return;
+    }
+    uint32_t idx = b->count++;
+    qs_node_t *node = &b->node[idx];
+    uint32_t tail = node->code;
+    nl_cna_node_t *me = &node->c;
+    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+    atomic_store_explicit(&me->spin, NL_GRANT_WAITING, memory_order_relaxed);
+    me->numa = -1;
+    me->since = 0;
+
+    /* publish our tail, keeping the locked byte and pending bit */
+    uint32_t old = atomic_load_explicit(&l->val, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&l->val, &old, (old & ~QS_TAIL_MASK) | tail,
+                                                  memory_order_acq_rel, memory_order_relaxed))
+        ;
+    if (old & QS_TAIL_MASK) {
+        qs_node_t *prev = qs_decode(old & QS_TAIL_MASK);
+        if (cna)
+            me->numa = nl_self_node(s);
+        atomic_store_explicit(&prev->c.next, me, memory_order_release);
+        nl_await64(&me->spin);
+    }
+
+    /* head of the queue: wait for the owner and the pending waiter to go */
+    nl_cna_node_t *sec;
+    bool no_steal = false;
+    for (;;) {
+        while ((val = atomic_load_explicit(&l->val, memory_order_acquire)) &
+               (QS_LOCKED_MASK | QS_PENDING)) {
+            if (!no_steal) { /* keep trylocks out until we have the lock */
+                atomic_fetch_or_explicit(&l->val, QS_NOSTEAL, memory_order_relaxed);
+                no_steal = true;
+            }
+            nl_spin_once(&sp);
+        }
+        sec = cna ? cna_sec_head(me) : NULL;
+        uint32_t want;
+        if ((val & QS_TAIL_MASK) == tail) /* we are the last: clear the tail, or
+                                           * hand the queue over to the secondary */
+            want = QS_LOCKED | (sec ? ((qs_node_t *)sec->sec_tail)->code : 0);
+        else
+            want = (val & ~QS_NOSTEAL) | QS_LOCKED;
+        if (atomic_compare_exchange_weak_explicit(&l->val, &val, want, memory_order_acq_rel,
+                                                  memory_order_relaxed))
+            break;
+    }
+    if ((val & QS_TAIL_MASK) == tail) {
+        if (sec) {
+            sec->since = 0;
+            nl_grant64(&sec->spin, NL_CNA_GRANTED);
+        }
+        b->count--;
+        return;
+    }
+    /* somebody queued behind us: make it (or, CNA, the chosen one) the head */
+    nl_cna_node_t *next;
+    while (!(next = atomic_load_explicit(&me->next, memory_order_acquire)))
+        nl_spin_once(&sp);
+    if (cna)
+        cna_pass(me, next, false);
+    else
+        nl_grant64(&next->spin, NL_CNA_GRANTED);
+    b->count--;
+}
+
+static __attribute__((noinline)) void qs_slowpath_mcs(nl_qspinlock_t *l, uint32_t val)
+{
+    qs_slowpath(l, val, false);
+}
+
+static __attribute__((noinline)) void qs_slowpath_cna(nl_qspinlock_t *l, uint32_t val)
+{
+    qs_slowpath(l, val, true);
+}
+
+/* ---- public API --------------------------------------------------------- */
+void nl_qspin_lock(nl_qspinlock_t *l)
+{
+    uint32_t val = 0;
+    if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->val, &val, QS_LOCKED,
+                                                          memory_order_acquire, memory_order_relaxed)))
+        return;
+    qs_slowpath_mcs(l, val);
+}
+
+void nl_qspin_cna_lock(nl_qspinlock_t *l)
+{
+    uint32_t val = 0;
+    if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->val, &val, QS_LOCKED,
+                                                          memory_order_acquire, memory_order_relaxed)))
+        return;
+    qs_slowpath_cna(l, val);
+}
+
+int nl_qspin_trylock(nl_qspinlock_t *l) { return qs_trylock(l); }
+int nl_qspin_cna_trylock(nl_qspinlock_t *l) { return qs_trylock(l); }
+void nl_qspin_unlock(nl_qspinlock_t *l) { qs_unlock(l); }
+void nl_qspin_cna_unlock(nl_qspinlock_t *l) { qs_unlock(l); }
+
+bool nl_qspin_is_locked(const nl_qspinlock_t *l)
+{
+    return (atomic_load_explicit(&((nl_qspinlock_t *)l)->val, memory_order_relaxed) & QS_LOCKED_MASK) != 0;
+}
+
+static void op_acquire(void *l) { nl_qspin_lock(l); }
+static void op_cna_acquire(void *l) { nl_qspin_cna_lock(l); }
+static int op_try(void *l) { return qs_trylock(l); }
+static void op_release(void *l) { qs_unlock(l); }
+
+NL_HIDDEN const nl_lock_ops_t nl_ops_qspinlock = {
+    .name = "qspinlock",
+    .description = "Linux 4-byte queued spin lock: test-and-set, pending bit, MCS queue",
+    .paper = "Long 2013 (Linux qspinlock); CNA paper sec. 3",
+    .size = sizeof(nl_qspinlock_t), .align = 4,
+    .props = NL_PROP_FAIR | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
+    .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
+};
+
+NL_HIDDEN const nl_lock_ops_t nl_ops_qspinlock_cna = {
+    .name = "qspinlock-cna",
+    .description = "4-byte qspinlock whose queued slow path is CNA",
+    .paper = "Dice & Kogan 2019 (CNA) sec. 3, 5, 7.2",
+    .size = sizeof(nl_qspinlock_t), .align = 4,
+    .props = NL_PROP_NUMA_AWARE | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
+    .acquire = op_cna_acquire, .try_acquire = op_try, .release = op_release,
+};
