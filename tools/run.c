@@ -1,11 +1,194 @@
-/* `numalock run`: needs the preload library (issue 5); refuses clearly until then. */
+/*
+ * `numalock run --lock NAME [--topology SPEC] [--stats] -- PROGRAM ARGS...`
+ *
+ * Runs an unmodified program with libnumalock-preload.so, so that its pthread
+ * mutexes (with their condition variables and rwlocks) run on a numalock
+ * algorithm. Names are checked before the program starts; the program's exit
+ * status is returned (128 + N when a signal N ended it). With --stats the
+ * preload library writes its lock profile to a temporary file at exit, which
+ * is printed here to stderr (the program's stdout stays the program's).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "numalock/numalock.h"
+#include "numalock/topology.h"
+#include "interpose/interpose.h"
 #include "numalock_cli.h"
+
+#define PRELOAD_NAME "libnumalock-preload.so"
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: numalock run --lock NAME [--topology SPEC] [--stats] -- PROGRAM [ARGS...]\n");
+    return 2;
+}
+
+/* The preload library of this build: ../lib beside this executable, else the build dir. */
+static int find_preload(char *out, size_t len)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(out, len, "%s/../lib/%s", exe, PRELOAD_NAME);
+            if (access(out, R_OK) == 0)
+                return 0;
+        }
+    }
+#ifdef NL_BINARY_DIR
+    snprintf(out, len, "%s/lib/%s", NL_BINARY_DIR, PRELOAD_NAME);
+    if (access(out, R_OK) == 0)
+        return 0;
+#endif
+    return -1;
+}
+
+static void print_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, stderr);
+    fclose(f);
+}
 
 int nl_cli_run(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "numalock run: not available in this build: the preload library is not built yet\n");
-    return 2;
+    const char *lock = NULL, *topo = NULL;
+    int stats = 0, i;
+    char names[1024], why[512];
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) {
+            i++;
+            break;
+        } else if (!strcmp(argv[i], "--lock") && i + 1 < argc) {
+            lock = argv[++i];
+        } else if (!strncmp(argv[i], "--lock=", 7)) {
+            lock = argv[i] + 7;
+        } else if (!strcmp(argv[i], "--topology") && i + 1 < argc) {
+            topo = argv[++i];
+        } else if (!strncmp(argv[i], "--topology=", 11)) {
+            topo = argv[i] + 11;
+        } else if (!strcmp(argv[i], "--stats")) {
+            stats = 1;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "numalock run: unknown option '%s': valid options are --lock NAME, --topology SPEC, --stats, then -- PROGRAM\n",
+                    argv[i]);
+            return 2;
+        } else {
+            break; /* the program, without "--" */
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "numalock run: no program given\n");
+        return usage();
+    }
+    if (lock) {
+        const nl_lock_ops_t *ops = nl_lock_find(lock);
+        if (!ops) {
+            fprintf(stderr, "numalock run: unknown lock '%s': valid locks are %s\n", lock,
+                    nlp_interposable_names(names, sizeof names));
+            return 2;
+        }
+        if (nlp_interposable(ops, why, sizeof why)) {
+            fprintf(stderr, "numalock run: lock '%s' cannot replace pthread mutexes: %s; valid locks are %s\n", lock,
+                    why, nlp_interposable_names(names, sizeof names));
+            return 2;
+        }
+    }
+    if (topo) {
+        nl_topology_t *t = malloc(sizeof *t);
+        char err[512];
+        if (!t)
+            return 1;
+        int rc = nl_topology_parse(topo, t, err, sizeof err);
+        free(t);
+        if (rc) {
+            fprintf(stderr, "numalock run: %s\n", err);
+            return 2;
+        }
+    } else if (nl_cli_apply_topology(NULL, "numalock run")) {
+        return 2;
+    }
+    char lib[PATH_MAX + 64];
+    if (find_preload(lib, sizeof lib)) {
+        fprintf(stderr, "numalock run: %s not found next to this command (../lib) nor in the build directory: build it first\n",
+                PRELOAD_NAME);
+        return 2;
+    }
+    char *real = realpath(lib, NULL);
+    if (real) {
+        snprintf(lib, sizeof lib, "%s", real);
+        free(real);
+    }
+
+    /* LD_PRELOAD: ours first, then whatever the caller had */
+    const char *old = getenv("LD_PRELOAD");
+    size_t plen = strlen(lib) + (old ? strlen(old) : 0) + 2;
+    char *preload = malloc(plen);
+    if (!preload)
+        return 1;
+    snprintf(preload, plen, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
+    setenv("LD_PRELOAD", preload, 1);
+    free(preload);
+    if (lock)
+        setenv(NLP_ENV_LOCK, lock, 1);
+    if (topo)
+        setenv("NUMALOCK_TOPOLOGY", topo, 1);
+    char statsfile[] = "/tmp/numalock-stats.XXXXXX";
+    if (stats) {
+        int fd = mkstemp(statsfile);
+        if (fd < 0) {
+            fprintf(stderr, "numalock run: cannot create a file for the lock profile in /tmp: %s\n", strerror(errno));
+            return 1;
+        }
+        close(fd);
+        setenv(NLP_ENV_STATS, "1", 1);
+        setenv(NLP_ENV_STATS_FILE, statsfile, 1);
+    } else {
+        unsetenv(NLP_ENV_STATS);
+        unsetenv(NLP_ENV_STATS_FILE);
+    }
+
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "numalock run: fork failed: %s\n", strerror(errno));
+        if (stats)
+            unlink(statsfile);
+        return 1;
+    }
+    if (pid == 0) {
+        execvp(argv[i], argv + i);
+        fprintf(stderr, "numalock run: cannot run '%s': %s\n", argv[i], strerror(errno));
+        _exit(errno == ENOENT ? 127 : 126);
+    }
+    /* the program owns the terminal's signals; we only wait for it */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (stats) {
+        print_file(statsfile);
+        unlink(statsfile);
+    }
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return 1;
 }

@@ -1,0 +1,82 @@
+/*
+ * Shared between the preload library (src/interpose/preload.c) and
+ * `numalock run` (tools/run.c): which registered locks can stand in for a
+ * pthread mutex, and the environment variables they agree on.
+ */
+#ifndef NL_INTERPOSE_H
+#define NL_INTERPOSE_H
+
+#include <stdio.h>
+#include <string.h>
+#include "numalock/numalock.h"
+
+#define NLP_ENV_LOCK "NUMALOCK_LOCK"             /* mutex algorithm (default below) */
+#define NLP_ENV_STATS "NUMALOCK_STATS"           /* "1": keep a lock profile, print it at exit */
+#define NLP_ENV_STATS_FILE "NUMALOCK_STATS_FILE" /* append the profile here, not to stderr */
+#define NLP_ENV_STATS_TOP "NUMALOCK_STATS_TOP"   /* rows of the profile (default 20) */
+
+/* The default when NUMALOCK_LOCK is unset: the first of these that is
+ * registered and interposable (measured: docs/PRELOAD.md). */
+#define NLP_DEFAULT_CHOICES "qspinlock-cna", "qspinlock", "ttas"
+
+/* "pthread" runs glibc's own mutex under the interposer (a baseline, and a
+ * lock profile of an unmodified program). */
+#define NLP_GLIBC_NAME "pthread"
+
+/* Bytes of a pthread_mutex_t that a lock may occupy in place (offsets 0..15;
+ * glibc's mutex kind stays at offset 16). Larger locks live in a block that
+ * the mutex points to. */
+#define NLP_INPLACE_BYTES 16
+
+/* 0 if `ops` can stand in for a pthread mutex; otherwise writes one sentence
+ * (the reason) into why and returns -1. */
+static inline int nlp_interposable(const nl_lock_ops_t *ops, char *why, size_t len)
+{
+    if (!strcmp(ops->name, NLP_GLIBC_NAME))
+        return 0;
+    if (!strncmp(ops->name, "pthread", 7)) {
+        snprintf(why, len, "'%s' wraps glibc's own pthread objects, which the preload library replaces",
+                 ops->name);
+        return -1;
+    }
+    if (ops->props & NL_PROP_DELEGATE) {
+        snprintf(why, len, "'%s' is a delegation lock: a pthread critical section cannot be shipped to a server thread",
+                 ops->name);
+        return -1;
+    }
+    if (!(ops->props & NL_PROP_ANY_UNLOCK)) {
+        snprintf(why, len, "'%s' must be released by the thread that acquired it, but glibc lets any thread unlock a normal mutex",
+                 ops->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes the interposable lock names, "a, b, c", into buf. */
+static inline const char *nlp_interposable_names(char *buf, size_t len)
+{
+    char why[256];
+    size_t off = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < nl_lock_count() && off < len; i++) {
+        const nl_lock_ops_t *ops = nl_lock_at(i);
+        if (nlp_interposable(ops, why, sizeof why) == 0)
+            off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", ops->name);
+    }
+    return buf;
+}
+
+/* The default lock: first registered, interposable one of NLP_DEFAULT_CHOICES. */
+static inline const nl_lock_ops_t *nlp_default_lock(void)
+{
+    static const char *const choices[] = { NLP_DEFAULT_CHOICES };
+    char why[256];
+    for (size_t i = 0; i < sizeof choices / sizeof choices[0]; i++) {
+        const nl_lock_ops_t *ops = nl_lock_find(choices[i]);
+        if (ops && nlp_interposable(ops, why, sizeof why) == 0)
+            return ops;
+    }
+    return nl_lock_find(NLP_GLIBC_NAME);
+}
+
+#endif
