@@ -112,18 +112,24 @@ int nl_cna_fairness_init(void)
 }
 
 /* ---- figure 3: lock ------------------------------------------------------ */
-static inline __attribute__((always_inline)) void cna_lock(nl_cna_t *l, nl_cna_node_t *me)
+/* lines 10-13, out of line so the uncontended path stays small */
+static __attribute__((noinline)) void cna_wait(nl_cna_node_t *me, nl_cna_node_t *tail)
 {
-    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
-    atomic_store_explicit(&me->spin, NL_GRANT_WAITING, memory_order_relaxed);
-    me->numa = -1;
-    me->since = 0;
-    nl_cna_node_t *tail = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
-    if (NL_LIKELY(!tail))
-        return;
     me->numa = nl_self_node(nl_self());
     atomic_store_explicit(&tail->next, me, memory_order_release);
     nl_await64(&me->spin);
+}
+
+static inline __attribute__((always_inline)) void cna_lock(nl_cna_t *l, nl_cna_node_t *me)
+{
+    /* numa and since are left alone: unlock ignores them while spin is 0
+     * (figure 3's socket = -1, without the store) */
+    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+    atomic_store_explicit(&me->spin, NL_GRANT_WAITING, memory_order_relaxed);
+    nl_cna_node_t *tail = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
+    if (NL_LIKELY(!tail))
+        return;
+    cna_wait(me, tail);
 }
 
 static inline int cna_trylock(nl_cna_t *l, nl_cna_node_t *me)
@@ -131,25 +137,35 @@ static inline int cna_trylock(nl_cna_t *l, nl_cna_node_t *me)
     nl_cna_node_t *expect = NULL;
     atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&me->spin, NL_GRANT_WAITING, memory_order_relaxed);
-    me->numa = -1;
-    me->since = 0;
     return atomic_compare_exchange_strong_explicit(&l->tail, &expect, me, memory_order_acq_rel,
                                                    memory_order_relaxed) ? 0 : EBUSY;
 }
 
 /* ---- figure 4: unlock ---------------------------------------------------- */
+static __attribute__((noinline)) void cna_unlock_slow(nl_cna_t *l, nl_cna_node_t *me,
+                                                      nl_cna_node_t *next, bool reduce);
+
 static inline __attribute__((always_inline)) void cna_unlock(nl_cna_t *l, nl_cna_node_t *me,
                                                              bool reduce)
 {
     nl_cna_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
+    if (NL_LIKELY(!next && !cna_sec_head(me))) {
+        /* both queues empty: the lock becomes free */
+        nl_cna_node_t *expect = me;
+        if (atomic_compare_exchange_strong_explicit(&l->tail, &expect, NULL, memory_order_release,
+                                                    memory_order_relaxed))
+            return;
+    }
+    cna_unlock_slow(l, me, next, reduce);
+}
+
+static void cna_unlock_slow(nl_cna_t *l, nl_cna_node_t *me, nl_cna_node_t *next, bool reduce)
+{
     if (!next) {
         nl_cna_node_t *sec = cna_sec_head(me);
         nl_cna_node_t *expect = me;
         if (!sec) {
-            /* both queues empty: the lock becomes free */
-            if (atomic_compare_exchange_strong_explicit(&l->tail, &expect, NULL,
-                                                        memory_order_release, memory_order_relaxed))
-                return;
+            /* the CAS to NULL failed: a waiter is linking itself */
         } else if (atomic_compare_exchange_strong_explicit(&l->tail, &expect, sec->sec_tail,
                                                            memory_order_acq_rel,
                                                            memory_order_relaxed)) {
@@ -183,19 +199,22 @@ int nl_cna_try(nl_cna_t *l)
     return EBUSY;
 }
 
-void nl_cna_release(nl_cna_t *l)
+static inline __attribute__((always_inline)) void cna_release(nl_cna_t *l, bool reduce)
 {
-    nl_cna_node_t *me = nl_qnode_find(l);
-    cna_unlock(l, me, false);
+    nl_self_t *s = nl_self();
+    nl_cna_node_t *me = nl_qnode_top(s, l); /* the usual LIFO case */
+    if (NL_LIKELY(me)) {
+        cna_unlock(l, me, reduce);
+        nl_qnode_pop(s);
+        return;
+    }
+    me = nl_qnode_find(l);
+    cna_unlock(l, me, reduce);
     nl_qnode_put(me);
 }
 
-void nl_cna_opt_release(nl_cna_t *l)
-{
-    nl_cna_node_t *me = nl_qnode_find(l);
-    cna_unlock(l, me, true);
-    nl_qnode_put(me);
-}
+void nl_cna_release(nl_cna_t *l) { cna_release(l, false); }
+void nl_cna_opt_release(nl_cna_t *l) { cna_release(l, true); }
 
 static void op_acquire(void *l) { nl_cna_acquire(l); }
 static int op_try(void *l) { return nl_cna_try(l); }

@@ -92,9 +92,15 @@ static inline nl_cna_node_t *cna_find_successor(nl_cna_node_t *me, nl_cna_node_t
  * about 1 hand-over in 128 while the secondary queue is empty. */
 static inline void cna_pass(nl_cna_node_t *me, nl_cna_node_t *next, bool reduce)
 {
-    int numa = me->numa;
-    if (numa < 0)
+    /* spin == 0: we came through an empty queue (fast path), and the lock
+     * fast path did not spend stores on numa and since: fill them in now */
+    int numa;
+    if (atomic_load_explicit(&me->spin, memory_order_relaxed) == NL_GRANT_WAITING) {
         numa = nl_self_node(nl_self());
+        me->since = 0;
+    } else {
+        numa = me->numa;
+    }
     uint64_t now = 0;
     nl_cna_node_t *succ = NULL;
     if (reduce && !cna_sec_head(me) && (nl_rand() & 127) != 0) {

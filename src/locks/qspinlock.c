@@ -7,7 +7,10 @@
  * Lock word (32 bits, little-endian byte 0 = locked byte):
  *    bits  0- 7  locked byte (0 or 1)
  *    bit   8     pending: the one waiter that waits on the lock word itself
- *    bit   9     no-steal: the queue head waits for the lock (trylock fails)
+ *    bit   9     no-steal: a queue head is designated and waits for the lock
+ *                  (trylock fails); set by the owner that hands the head on,
+ *                  or by a head that found the queue empty, cleared (or
+ *                  handed on) by the head when it takes the locked byte
  *    bits 16-17  tail index: nesting level of the tail waiter's node
  *    bits 18-31  tail slot + 1: the tail waiter's thread slot (nl_thread_id)
  * Zero is unlocked. The tail names a node in a per-thread-slot block of
@@ -29,13 +32,19 @@
  *            node's grant word.
  * Unlock: one release store of 0 into the locked byte, from any thread.
  *
+ * qspinlock-cna has no pending path: the pending waiter takes the lock at the
+ * next release whatever its node, and with more threads than cores most
+ * hand-overs went that way (kvmap, 8 threads, virtual:2: 40.7 % remote with
+ * the pending path, see docs/ALGORITHMS.md); a contended qspinlock-cna
+ * acquisition always queues, so CNA chooses every queued hand-over.
+ *
  * Differences from Linux, all for user space: trylock does not test the whole
  * word (Linux fails it whenever anybody queues) but the locked byte and the
  * two bits of a waiter entitled to the lock next: pending, and no-steal,
- * which the queue head sets while it waits for the owner (ShflLock's
- * no-stealing flag). So a trylock succeeds whenever the lock is free and no
- * waiter is about to take it, and it cannot starve the queue (the generic
- * handle tries before it queues). Because a trylock may still get in first,
+ * which is set while a designated queue head waits for the owner (ShflLock's
+ * no-stealing flag). So a queued tail alone does not fail a trylock, and
+ * trylocks cannot starve the queue (the generic handle with statistics tries
+ * before it queues: a barging trylock turned the queue into test-and-set). Because a trylock may still get in first,
  * the pending waiter and the queue head take the lock with a CAS that fails
  * if the locked byte is set (Linux sets the byte with a plain store). Threads
  * without a slot (more than NL_MAX_THREADS alive) or nested deeper than
@@ -132,7 +141,7 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
         nl_cpu_relax();
         val = atomic_load_explicit(&l->val, memory_order_relaxed);
     }
-    if (!(val & ~QS_LOCKED_MASK)) {
+    if (!cna && !(val & ~QS_LOCKED_MASK)) {
         /* no pending waiter, nobody queued: become the pending waiter */
         val = atomic_fetch_or_explicit(&l->val, QS_PENDING, memory_order_acquire);
         if (!(val & ~QS_LOCKED_MASK)) {
@@ -188,7 +197,7 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
     for (;;) {
         while ((val = atomic_load_explicit(&l->val, memory_order_acquire)) &
                (QS_LOCKED_MASK | QS_PENDING)) {
-            if (!no_steal) { /* keep trylocks out until we have the lock */
+            if (!no_steal && !(val & QS_NOSTEAL)) { /* keep trylocks out until we have it */
                 atomic_fetch_or_explicit(&l->val, QS_NOSTEAL, memory_order_relaxed);
                 no_steal = true;
             }
@@ -196,11 +205,12 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
         }
         sec = cna ? cna_sec_head(me) : NULL;
         uint32_t want;
+        /* take the locked byte; no-steal stays set iff a new head will wait */
         if ((val & QS_TAIL_MASK) == tail) /* we are the last: clear the tail, or
                                            * hand the queue over to the secondary */
-            want = QS_LOCKED | (sec ? ((qs_node_t *)sec->sec_tail)->code : 0);
+            want = QS_LOCKED | (sec ? ((qs_node_t *)sec->sec_tail)->code | QS_NOSTEAL : 0);
         else
-            want = (val & ~QS_NOSTEAL) | QS_LOCKED;
+            want = val | QS_LOCKED | QS_NOSTEAL;
         if (atomic_compare_exchange_weak_explicit(&l->val, &val, want, memory_order_acq_rel,
                                                   memory_order_relaxed))
             break;
