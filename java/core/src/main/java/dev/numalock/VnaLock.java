@@ -59,6 +59,15 @@ public class VnaLock extends NumaLock {
     private final AtomicReferenceArray<Thread> parkedHeads;
     /** PARK mode: where the next wake-up scan starts (a hint; races are harmless). */
     private int wakeCursor;
+    /** PARK mode, holder-only: consecutive releases that woke no parked head in favour of a local successor. */
+    private int localSkips;
+
+    /**
+     * PARK mode: at most this many consecutive releases that hand their queue to a local
+     * successor skip waking a parked head of another queue ({@code numalock.vna.localSkips},
+     * default 64; 0 wakes one on every release).
+     */
+    static final int MAX_LOCAL_SKIPS = Math.max(0, Integer.getInteger("numalock.vna.localSkips", 64));
 
     // LockInfo of the current holder (holder-only state)
     private QNode holderNode;   // null: acquired on the fast path
@@ -202,10 +211,21 @@ public class VnaLock extends NumaLock {
             return;
         }
         int cursor = wakeCursor;
+        // A visible successor in our own queue becomes its head and takes the flag: let it, and
+        // leave the other queues' parked heads asleep, a bounded number of times in a row.
+        boolean wake = true;
+        if (q != null && q.next() != null && localSkips < MAX_LOCAL_SKIPS) {
+            localSkips++;
+            wake = false;
+        } else {
+            localSkips = 0;
+        }
         FLAG.setVolatile(this, 0);
         if (q != null) {
             queues[qi].unlock(q, 1);
         }
-        wakeOneHead(cursor);
+        if (wake) {
+            wakeOneHead(cursor);
+        }
     }
 }

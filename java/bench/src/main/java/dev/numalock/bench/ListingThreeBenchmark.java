@@ -171,6 +171,11 @@ public class ListingThreeBenchmark {
         }
     }
 
+    /** Loop iterations completed so far by all workers. */
+    long completed() {
+        return done.sum();
+    }
+
     @Setup(Level.Iteration)
     public void startWorkers() {
         stop = false;
