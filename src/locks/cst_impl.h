@@ -1,0 +1,65 @@
+/*
+ * Shared internals of the CST mutex and rw-semaphore (not installed).
+ * See cst_mutex.c for the algorithm and docs/ALGORITHMS.md for invariants.
+ */
+#ifndef NL_CST_IMPL_H
+#define NL_CST_IMPL_H
+
+#include "numalock/cst.h"
+#include "../core/internal.h"
+
+/* Waiter states of a local queue node (paper sec. 5.1): the waiting state of
+ * MCS is split into spinning (UW) and parked (PW); L = the local lock was
+ * passed to this waiter; R = re-queue (it was skipped while parked, taken out
+ * of the queue, and woken: it must enqueue again). PW is 3 so that it is the
+ * futex value a parked waiter sleeps on. */
+#define CST_UW 0u
+#define CST_L 1u
+#define CST_R 2u
+#define CST_PW 3u
+
+typedef struct cst_qnode {
+    struct cst_qnode *_Atomic next;  /* successor in the snode's waiting list */
+    _Atomic uint32_t status;         /* CST_UW / CST_PW / CST_L / CST_R       */
+    uint32_t requeued;               /* woken with R at least once            */
+    struct cst_snode *snode;         /* snode this waiter queued on           */
+    struct cst_qnode *pnext;         /* parking list link (local lock holder) */
+} cst_qnode_t;
+
+/* Per-node structure, one cache line. Fields marked (L) are touched only by
+ * the holder of this snode's local lock. */
+typedef struct cst_snode {
+    _Alignas(NL_CACHELINE) struct cst_snode *next; /* snode list, immutable once published */
+    int32_t node;
+    uint32_t passes;                 /* (L) acquisitions in this global tenure */
+    cst_qnode_t *_Atomic tail;       /* local waiting list (K42/MCS style)     */
+    cst_qnode_t *parked;             /* (L) skipped parked waiters             */
+    _Atomic uint32_t inflight;       /* woken (R) waiters not yet re-queued    */
+    uint32_t global_held;            /* (L) the global lock belongs to this snode */
+    struct cst_snode *_Atomic gnext; /* global queue successor                 */
+    _Atomic uint32_t gstatus;        /* global grant word (0 wait, 3 parked, 1 granted) */
+    uint32_t nparked;                /* (L) length of `parked`                 */
+} cst_snode_t;
+
+_Static_assert(sizeof(cst_snode_t) == NL_CACHELINE, "an snode is one cache line");
+
+/* rw-semaphore snode: the mutex snode plus a reader line */
+typedef struct cst_rsnode {
+    cst_snode_t m;
+    _Alignas(NL_CACHELINE) _Atomic int32_t readers; /* active readers of this node */
+    _Atomic uint32_t rparked;        /* readers parked (or about to) on rseq   */
+    _Atomic uint32_t rseq;           /* futex word of this node's reader parking */
+    _Atomic uint32_t rwake;          /* 1: a writer woke one reader, who wakes the rest */
+} cst_rsnode_t;
+
+/* The snode of `node`, allocated (size bytes) on first use. */
+NL_HIDDEN cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size);
+NL_HIDDEN void nl_cst_lock_sz(nl_cst_mutex_t *m, size_t snode_size);
+NL_HIDDEN int nl_cst_trylock_sz(nl_cst_mutex_t *m, size_t snode_size);
+NL_HIDDEN size_t nl_cst_snode_count(const nl_cst_mutex_t *m);
+/* Spin budget (calls of nl_spin_once) before parking, from the system load. */
+NL_HIDDEN uint32_t nl_cst_spin_budget(void);
+/* Parked waiters woken at once: the CPUs of one node (at least 1). */
+NL_HIDDEN uint32_t nl_cst_wake_batch(void);
+
+#endif

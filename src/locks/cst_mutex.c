@@ -1,0 +1,448 @@
+/*
+ * CST-mutex (Kashyap, Min, Kim, USENIX ATC 2017, sections 4 and 5.1):
+ * a two-level NUMA-aware blocking mutex.
+ *
+ *  - Global level: an MCS queue whose nodes are the per-node structures
+ *    (snodes); the snode at the head owns the global lock.
+ *  - Local level: each snode has a K42/MCS-style waiting list of per-thread
+ *    queue nodes (from the thread's node pool). Holding the lock = holding the
+ *    local lock of an snode that owns the global lock.
+ *  - snodes are allocated on first use by a thread of that node (sec. 4.1):
+ *    a bitmap of present nodes (one CAS per node over the lock's life) and a
+ *    list of snodes; nothing is allocated for nodes that never use the lock.
+ *  - Waiters spin while their state is UW for a budget that depends on the
+ *    system load (sec. 4.2: the kernel version peeks at the run queue; here,
+ *    runnable tasks from /proc/loadavg against online CPUs, sampled every few
+ *    ms by whichever waiter finds the sample stale), then park (PW) on a futex.
+ *  - Release (sec. 5.1): pass the local lock to the nearest waiter that still
+ *    spins (CAS UW -> L), skipping parked ones, which are taken out of the
+ *    waiting list and put on the snode's parking list. When no spinning waiter
+ *    remains, up to "cores of a node" parked waiters are woken with R and
+ *    re-queue. The global lock stays with the snode for up to local_passes
+ *    acquisitions while another node waits, then moves on (cohort release).
+ *
+ * Deviation (user space, over-subscription): when every waiter of the node is
+ * parked, the paper passes the lock to the last one and wakes it. Here the
+ * holder takes them all out of the queue, wakes a batch with R, and frees the
+ * local lock while the snode keeps the global lock (only when a woken waiter
+ * is guaranteed to come back for it): the releasing thread, still running,
+ * can take the lock again at once instead of waiting for a wake-up.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cst_impl.h"
+
+_Static_assert(sizeof(cst_qnode_t) <= 64, "CST queue node fits a pool slot");
+_Static_assert(sizeof(nl_cst_mutex_t) <= 40, "CST mutex fits in a pthread_mutex_t");
+
+#define CST_DEFAULT_PASSES 256u
+#define CST_LOAD_PERIOD_NS 4000000ull /* re-sample the load every 4 ms */
+
+/* ---- system load (sec. 4.2, scheduling-aware spinning/parking) ---------- */
+static _Atomic uint64_t load_next_ns;
+static _Atomic uint32_t load_over = 1; /* until sampled: assume overloaded */
+static _Atomic int online_cpus;
+
+static int cpus_online(void)
+{
+    int n = atomic_load_explicit(&online_cpus, memory_order_relaxed);
+    if (NL_UNLIKELY(n <= 0)) {
+        long v = sysconf(_SC_NPROCESSORS_ONLN);
+        n = v > 0 ? (int)v : 1;
+        atomic_store_explicit(&online_cpus, n, memory_order_relaxed);
+    }
+    return n;
+}
+
+/* runnable tasks now ("R/T" 4th field of /proc/loadavg), -1 if unknown */
+static int runnable_tasks(void)
+{
+    char buf[128];
+    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    char *p = buf;
+    for (int field = 0; field < 3; field++) { /* skip the three averages */
+        while (*p && *p != ' ')
+            p++;
+        while (*p == ' ')
+            p++;
+    }
+    if (*p < '0' || *p > '9')
+        return -1;
+    return (int)strtol(p, NULL, 10);
+}
+
+static void load_sample(void)
+{
+    uint64_t now = nl_now_ns();
+    uint64_t next = atomic_load_explicit(&load_next_ns, memory_order_relaxed);
+    if (now < next)
+        return;
+    /* one thread samples; the others keep the previous answer */
+    if (!atomic_compare_exchange_strong_explicit(&load_next_ns, &next, now + CST_LOAD_PERIOD_NS,
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return;
+    int r = runnable_tasks();
+    /* the sampling thread counts itself: more runnable tasks than CPUs means
+     * a spinning waiter keeps some thread (maybe the holder) off a CPU */
+    atomic_store_explicit(&load_over, r < 0 || r > cpus_online(), memory_order_relaxed);
+}
+
+uint32_t nl_cst_spin_budget(void)
+{
+    if (nl_wait_policy.kind != NL_WAIT_PARK)
+        return UINT32_MAX; /* "spin" and "yield" policies never park */
+    load_sample();
+    uint32_t spins = nl_wait_policy.spins;
+    /* overloaded: spin briefly, yield twice, park; otherwise keep spinning
+     * (and yielding, which returns at once on an idle CPU) much longer */
+    return atomic_load_explicit(&load_over, memory_order_relaxed) ? spins + 2 : spins + 256;
+}
+
+uint32_t nl_cst_wake_batch(void)
+{
+    int nodes = nl_topology_nodes();
+    int b = cpus_online() / (nodes > 0 ? nodes : 1);
+    return b > 0 ? (uint32_t)b : 1u;
+}
+
+/* Wait on a grant word (0 waiting, 3 parked, anything else granted). */
+static uint32_t cst_await(_Atomic uint32_t *w, uint32_t spin_value)
+{
+    uint32_t budget = nl_cst_spin_budget();
+    nl_spinner_t sp = NL_SPINNER_INIT;
+    uint32_t v;
+    for (uint32_t i = 0; i < budget; i++) {
+        v = atomic_load_explicit(w, memory_order_acquire);
+        if (v != spin_value)
+            return v;
+        nl_spin_once(&sp);
+    }
+    uint32_t expect = spin_value;
+    if (!atomic_compare_exchange_strong_explicit(w, &expect, CST_PW, memory_order_acq_rel,
+                                                 memory_order_acquire))
+        return expect;
+    while ((v = atomic_load_explicit(w, memory_order_acquire)) == CST_PW)
+        nl_futex_wait(w, CST_PW);
+    return v;
+}
+
+/* ---- snodes (sec. 4.1) ------------------------------------------------- */
+cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
+{
+    uint64_t bit = 1ull << (node & 63);
+    nl_spinner_t sp = NL_SPINNER_INIT;
+    for (;;) {
+        cst_snode_t *head = atomic_load_explicit(&m->snodes, memory_order_acquire);
+        for (cst_snode_t *s = head; s; s = s->next)
+            if (s->node == node)
+                return s;
+        uint64_t present = atomic_load_explicit(&m->present, memory_order_acquire);
+        if (present & bit) { /* another thread of this node is allocating it */
+            nl_spin_once(&sp);
+            continue;
+        }
+        if (atomic_fetch_or_explicit(&m->present, bit, memory_order_acq_rel) & bit)
+            continue;
+        cst_snode_t *s = NULL;
+        if (posix_memalign((void **)&s, NL_CACHELINE, size) || !s) {
+            /* no memory: give the claim back and use any other node's snode
+             * (correct, only not local); with none, wait for memory */
+            atomic_fetch_and_explicit(&m->present, ~bit, memory_order_acq_rel);
+            if ((head = atomic_load_explicit(&m->snodes, memory_order_acquire)))
+                return head;
+            struct timespec ts = { 0, 1000000 };
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        memset(s, 0, size); /* first touch by a thread of this node */
+        s->node = node;
+        void *h = atomic_load_explicit(&m->snodes, memory_order_relaxed);
+        do {
+            s->next = h;
+        } while (!atomic_compare_exchange_weak_explicit(&m->snodes, &h, s, memory_order_seq_cst,
+                                                        memory_order_relaxed));
+        return s;
+    }
+}
+
+size_t nl_cst_snode_count(const nl_cst_mutex_t *m)
+{
+    size_t n = 0;
+    for (cst_snode_t *s = atomic_load_explicit(&((nl_cst_mutex_t *)m)->snodes, memory_order_acquire);
+         s; s = s->next)
+        n++;
+    return n;
+}
+
+/* ---- global lock: MCS over snodes --------------------------------------- */
+static void global_acquire(nl_cst_mutex_t *m, cst_snode_t *s)
+{
+    atomic_store_explicit(&s->gnext, NULL, memory_order_relaxed);
+    atomic_store_explicit(&s->gstatus, 0, memory_order_relaxed);
+    cst_snode_t *pred = atomic_exchange_explicit(&m->gtail, s, memory_order_acq_rel);
+    if (!pred)
+        return;
+    atomic_store_explicit(&pred->gnext, s, memory_order_release);
+    /* the socket leader waits; once woken it never re-queues (sec. 5.1) */
+    cst_await(&s->gstatus, 0);
+}
+
+static void global_release(nl_cst_mutex_t *m, cst_snode_t *s)
+{
+    cst_snode_t *next = atomic_load_explicit(&s->gnext, memory_order_acquire);
+    if (!next) {
+        void *expect = s;
+        if (atomic_compare_exchange_strong_explicit(&m->gtail, &expect, NULL, memory_order_acq_rel,
+                                                    memory_order_relaxed))
+            return;
+        nl_spinner_t sp = NL_SPINNER_INIT;
+        while (!(next = atomic_load_explicit(&s->gnext, memory_order_acquire)))
+            nl_spin_once(&sp);
+    }
+    /* UW -> L if the leader spins, else L + wake-up (sec. 5.1, release global) */
+    nl_grant32(&next->gstatus, 1);
+}
+
+/* ---- acquire ------------------------------------------------------------ */
+static void after_local(nl_cst_mutex_t *m, cst_snode_t *s)
+{
+    if (s->global_held) {
+        s->passes++; /* the global lock was kept for this node */
+        return;
+    }
+    global_acquire(m, s);
+    s->global_held = 1;
+    s->passes = 0;
+}
+
+static void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
+{
+    nl_self_t *self = nl_self();
+    cst_snode_t *s = nl_cst_snode_get(m, nl_self_node(self), snode_size);
+    me->snode = s;
+    me->requeued = 0;
+    for (;;) {
+        atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+        atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
+        cst_qnode_t *pred = atomic_exchange_explicit(&s->tail, me, memory_order_acq_rel);
+        if (me->requeued) /* back in the queue: no longer counted as coming */
+            atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_relaxed);
+        if (!pred)
+            break; /* the local lock was free */
+        atomic_store_explicit(&pred->next, me, memory_order_release);
+        if (cst_await(&me->status, CST_UW) == CST_L)
+            break;
+        me->requeued = 1; /* CST_R: skipped while parked, taken out, woken */
+    }
+    after_local(m, s);
+}
+
+static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me);
+
+static int cst_trylock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
+{
+    nl_self_t *self = nl_self();
+    cst_snode_t *s = nl_cst_snode_get(m, nl_self_node(self), snode_size);
+    me->snode = s;
+    me->requeued = 0;
+    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+    atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
+    cst_qnode_t *expect = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&s->tail, &expect, me, memory_order_acq_rel,
+                                                 memory_order_relaxed))
+        return EBUSY;
+    if (s->global_held) {
+        s->passes++;
+        return 0;
+    }
+    atomic_store_explicit(&s->gnext, NULL, memory_order_relaxed);
+    atomic_store_explicit(&s->gstatus, 0, memory_order_relaxed);
+    void *gexpect = NULL;
+    if (atomic_compare_exchange_strong_explicit(&m->gtail, &gexpect, s, memory_order_acq_rel,
+                                                memory_order_relaxed)) {
+        s->global_held = 1;
+        s->passes = 0;
+        return 0;
+    }
+    cst_unlock(m, me); /* give the local lock back (global not held) */
+    return EBUSY;
+}
+
+/* ---- release ------------------------------------------------------------ */
+static void wake_requeue(cst_qnode_t *list)
+{
+    while (list) {
+        cst_qnode_t *n = list;
+        list = n->pnext; /* read before the owner can run again */
+        atomic_store_explicit(&n->status, CST_R, memory_order_release);
+        nl_futex_wake(&n->status, 1);
+    }
+}
+
+static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
+{
+    cst_snode_t *s = me->snode;
+    uint32_t limit = m->local_passes ? m->local_passes : CST_DEFAULT_PASSES;
+    if (s->global_held && s->passes >= limit &&
+        atomic_load_explicit(&m->gtail, memory_order_relaxed) != s) {
+        /* batching threshold reached and another node waits: release the
+         * global lock first, then the local one (cohort release) */
+        global_release(m, s);
+        s->global_held = 0;
+    }
+    nl_spinner_t sp = NL_SPINNER_INIT;
+    cst_qnode_t *prev = me; /* walked so far; prev != me: a skipped parked waiter */
+    for (;;) {
+        cst_qnode_t *next = atomic_load_explicit(&prev->next, memory_order_acquire);
+        if (next) {
+            if (prev != me) { /* leaving prev behind: it goes to the parking list */
+                prev->pnext = s->parked;
+                s->parked = prev;
+                s->nparked++;
+            }
+            uint32_t expect = CST_UW;
+            if (atomic_compare_exchange_strong_explicit(&next->status, &expect, CST_L,
+                                                        memory_order_acq_rel, memory_order_acquire))
+                return; /* passed to a spinning waiter; global_held tells it the rest */
+            prev = next; /* parked (PW): skip it */
+            continue;
+        }
+        if (atomic_load_explicit(&s->tail, memory_order_acquire) != prev) {
+            nl_spin_once(&sp); /* a newcomer is linking itself behind prev */
+            continue;
+        }
+        /* No spinning waiter left: everything behind me is parked. Wake a
+         * batch (unless woken ones are already on their way), keep the global
+         * lock only if someone is sure to come for it, and free the local lock. */
+        uint32_t prev_parked = prev != me;
+        uint32_t inflight = atomic_load_explicit(&s->inflight, memory_order_relaxed);
+        cst_qnode_t *batch = NULL;
+        uint32_t nb = 0;
+        if (inflight == 0 && (s->parked || prev_parked)) {
+            uint32_t want = nl_cst_wake_batch();
+            while (s->parked && nb + prev_parked < want) {
+                cst_qnode_t *n = s->parked;
+                s->parked = n->pnext;
+                s->nparked--;
+                n->pnext = batch;
+                batch = n;
+                nb++;
+            }
+        }
+        uint32_t coming = inflight + nb + prev_parked;
+        if (s->global_held && !coming) {
+            global_release(m, s);
+            s->global_held = 0;
+        }
+        if (nb + prev_parked)
+            atomic_fetch_add_explicit(&s->inflight, nb + prev_parked, memory_order_relaxed);
+        cst_qnode_t *expect = prev;
+        if (atomic_compare_exchange_strong_explicit(&s->tail, &expect, NULL, memory_order_acq_rel,
+                                                    memory_order_relaxed)) {
+            if (prev_parked) {
+                prev->pnext = batch;
+                batch = prev;
+            }
+            wake_requeue(batch); /* all of them are out of the queue now */
+            return;
+        }
+        /* a newcomer arrived behind prev after all: undo and go on walking */
+        if (nb + prev_parked)
+            atomic_fetch_sub_explicit(&s->inflight, nb + prev_parked, memory_order_relaxed);
+        while (batch) {
+            cst_qnode_t *n = batch;
+            batch = n->pnext;
+            n->pnext = s->parked;
+            s->parked = n;
+            s->nparked++;
+        }
+    }
+}
+
+/* ---- public API ----------------------------------------------------------- */
+void nl_cst_lock_sz(nl_cst_mutex_t *m, size_t snode_size)
+{
+    cst_lock(m, nl_qnode_get(m), snode_size);
+}
+
+int nl_cst_trylock_sz(nl_cst_mutex_t *m, size_t snode_size)
+{
+    cst_qnode_t *me = nl_qnode_get(m);
+    if (cst_trylock(m, me, snode_size) == 0)
+        return 0;
+    nl_qnode_put(me);
+    return EBUSY;
+}
+
+int nl_cst_mutex_init(nl_cst_mutex_t *m, const nl_attr_t *attr)
+{
+    memset(m, 0, sizeof *m);
+    if (attr)
+        m->local_passes = attr->local_passes;
+    return 0;
+}
+
+void nl_cst_mutex_destroy(nl_cst_mutex_t *m)
+{
+    cst_snode_t *s = atomic_load_explicit(&m->snodes, memory_order_acquire);
+    while (s) {
+        cst_snode_t *n = s->next;
+        free(s);
+        s = n;
+    }
+    uint32_t passes = m->local_passes;
+    memset(m, 0, sizeof *m);
+    m->local_passes = passes; /* usable again, as after init */
+}
+
+void nl_cst_mutex_lock(nl_cst_mutex_t *m) { nl_cst_lock_sz(m, sizeof(cst_snode_t)); }
+
+int nl_cst_mutex_trylock(nl_cst_mutex_t *m) { return nl_cst_trylock_sz(m, sizeof(cst_snode_t)); }
+
+void nl_cst_mutex_unlock(nl_cst_mutex_t *m)
+{
+    cst_qnode_t *me = nl_qnode_find(m);
+    cst_unlock(m, me);
+    nl_qnode_put(me);
+}
+
+size_t nl_cst_mutex_footprint(const nl_cst_mutex_t *m)
+{
+    return sizeof *m + nl_cst_snode_count(m) * sizeof(cst_snode_t);
+}
+
+static int op_init(void *l, const nl_attr_t *a) { return nl_cst_mutex_init(l, a); }
+static void op_destroy(void *l) { nl_cst_mutex_destroy(l); }
+static void op_acquire(void *l) { nl_cst_mutex_lock(l); }
+static int op_try(void *l) { return nl_cst_mutex_trylock(l); }
+static void op_release(void *l) { nl_cst_mutex_unlock(l); }
+static size_t op_footprint(const void *l) { return nl_cst_mutex_footprint(l); }
+static size_t op_bytes_at_nodes(unsigned nodes)
+{
+    return sizeof(nl_cst_mutex_t) + (size_t)nodes * sizeof(cst_snode_t);
+}
+
+NL_HIDDEN const nl_lock_ops_t nl_ops_cst_mutex = {
+    .name = "cst-mutex",
+    .description = "CST two-level NUMA-aware blocking mutex, snodes allocated per node on use",
+    .paper = "Kashyap et al. ATC'17 (CST) sec. 4, 5.1",
+    .size = sizeof(nl_cst_mutex_t), .align = 8,
+    .props = NL_PROP_BLOCKING | NL_PROP_NUMA_AWARE | NL_PROP_ZERO_INIT | NL_PROP_NEEDS_DESTROY,
+    .init = op_init, .destroy = op_destroy,
+    .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
+    .footprint = op_footprint, .bytes_at_nodes = op_bytes_at_nodes,
+};

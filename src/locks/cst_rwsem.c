@@ -1,0 +1,199 @@
+/*
+ * CST-rwsem (Kashyap, Min, Kim, USENIX ATC 2017, section 5.2): a
+ * writer-preferred read-write semaphore on top of the CST mutex.
+ *
+ *  - Writers announce themselves (`writers` count), then take the CST mutex
+ *    (so they wait, spin and park exactly as in cst_mutex.c, per node), then
+ *    wait, spinning without parking (the paper: a writer that holds the mutex
+ *    is the next one in), until every snode's active-reader count is zero.
+ *  - Readers find their node's snode (the mutex's snodes, extended by a reader
+ *    cache line), wait while any writer is announced, then increment their
+ *    node's active-reader count and check again for a writer (Dekker-style,
+ *    sequentially consistent on both sides): the reader count is per node, so
+ *    readers of different nodes never share a written cache line.
+ *  - Waiting readers spin for the load-dependent budget, then park on their
+ *    node's reader futex (the per-node reader parking list); writers park in
+ *    the mutex's per-node queues (the writer parking list).
+ *  - The last writer out wakes one parked reader on each node with parked
+ *    readers; that reader wakes the rest of its node (distributed wake-up).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include "cst_impl.h"
+
+#define SO memory_order_seq_cst
+
+static cst_rsnode_t *rsnode_get(nl_cst_rwsem_t *l)
+{
+    return (cst_rsnode_t *)nl_cst_snode_get(&l->wlock, nl_self_node(nl_self()),
+                                            sizeof(cst_rsnode_t));
+}
+
+/* tag for the per-thread node that remembers a reader's snode */
+static const void *read_tag(nl_cst_rwsem_t *l) { return &l->writers; }
+
+static cst_rsnode_t *rs_first(nl_cst_rwsem_t *l)
+{
+    return (cst_rsnode_t *)atomic_load_explicit(&l->wlock.snodes, SO);
+}
+static cst_rsnode_t *rs_next(cst_rsnode_t *rs) { return (cst_rsnode_t *)rs->m.next; }
+
+/* ---- readers ------------------------------------------------------------ */
+static int read_enter(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
+{
+    if (atomic_load_explicit(&l->writers, SO) != 0)
+        return EBUSY;
+    atomic_fetch_add_explicit(&rs->readers, 1, SO);
+    if (atomic_load_explicit(&l->writers, SO) == 0)
+        return 0;
+    atomic_fetch_sub_explicit(&rs->readers, 1, SO); /* a writer came first */
+    return EBUSY;
+}
+
+static void read_wait(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
+{
+    uint32_t budget = nl_cst_spin_budget();
+    nl_spinner_t sp = NL_SPINNER_INIT;
+    for (uint32_t i = 0; i < budget; i++) {
+        if (atomic_load_explicit(&l->writers, memory_order_relaxed) == 0)
+            return;
+        nl_spin_once(&sp);
+    }
+    /* park on this node's reader list until the last writer leaves */
+    uint32_t seq = atomic_load_explicit(&rs->rseq, SO);
+    atomic_fetch_add_explicit(&rs->rparked, 1, SO);
+    if (atomic_load_explicit(&l->writers, SO) != 0)
+        nl_futex_wait(&rs->rseq, seq);
+    atomic_fetch_sub_explicit(&rs->rparked, 1, SO);
+    /* the reader a writer woke wakes the rest of its node */
+    if (atomic_load_explicit(&rs->rwake, memory_order_relaxed) &&
+        atomic_exchange_explicit(&rs->rwake, 0, memory_order_acq_rel))
+        nl_futex_wake(&rs->rseq, INT_MAX);
+}
+
+void nl_cst_rwsem_down_read(nl_cst_rwsem_t *l)
+{
+    cst_rsnode_t *rs = rsnode_get(l);
+    while (read_enter(l, rs) != 0)
+        read_wait(l, rs);
+    cst_rsnode_t **slot = nl_qnode_get(read_tag(l));
+    *slot = rs; /* up_read must decrement this node's count even if ours changed */
+}
+
+int nl_cst_rwsem_down_read_trylock(nl_cst_rwsem_t *l)
+{
+    cst_rsnode_t *rs = rsnode_get(l);
+    if (read_enter(l, rs) != 0)
+        return EBUSY;
+    cst_rsnode_t **slot = nl_qnode_get(read_tag(l));
+    *slot = rs;
+    return 0;
+}
+
+void nl_cst_rwsem_up_read(nl_cst_rwsem_t *l)
+{
+    cst_rsnode_t **slot = nl_qnode_find(read_tag(l));
+    cst_rsnode_t *rs = *slot;
+    nl_qnode_put(slot);
+    atomic_fetch_sub_explicit(&rs->readers, 1, SO);
+}
+
+/* ---- writers ------------------------------------------------------------ */
+static int readers_inside(nl_cst_rwsem_t *l)
+{
+    for (cst_rsnode_t *rs = rs_first(l); rs; rs = rs_next(rs))
+        if (atomic_load_explicit(&rs->readers, SO) != 0)
+            return 1;
+    return 0;
+}
+
+static void wake_readers(nl_cst_rwsem_t *l)
+{
+    for (cst_rsnode_t *rs = rs_first(l); rs; rs = rs_next(rs)) {
+        if (atomic_load_explicit(&rs->rparked, SO) == 0)
+            continue;
+        atomic_store_explicit(&rs->rwake, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&rs->rseq, 1, SO);
+        nl_futex_wake(&rs->rseq, 1); /* the first one; it wakes its node */
+    }
+}
+
+static void writer_leave(nl_cst_rwsem_t *l)
+{
+    if (atomic_fetch_sub_explicit(&l->writers, 1, SO) == 1)
+        wake_readers(l);
+}
+
+void nl_cst_rwsem_down_write(nl_cst_rwsem_t *l)
+{
+    atomic_fetch_add_explicit(&l->writers, 1, SO); /* new readers wait from now on */
+    nl_cst_lock_sz(&l->wlock, sizeof(cst_rsnode_t));
+    /* readers already inside drain; the writer does not park here */
+    for (cst_rsnode_t *rs = rs_first(l); rs; rs = rs_next(rs)) {
+        nl_spinner_t sp = NL_SPINNER_INIT;
+        while (atomic_load_explicit(&rs->readers, SO) != 0)
+            nl_spin_once(&sp);
+    }
+}
+
+int nl_cst_rwsem_down_write_trylock(nl_cst_rwsem_t *l)
+{
+    if (atomic_load_explicit(&l->writers, memory_order_relaxed) != 0)
+        return EBUSY;
+    atomic_fetch_add_explicit(&l->writers, 1, SO);
+    if (nl_cst_trylock_sz(&l->wlock, sizeof(cst_rsnode_t)) == 0) {
+        if (!readers_inside(l))
+            return 0;
+        nl_cst_mutex_unlock(&l->wlock);
+    }
+    writer_leave(l);
+    return EBUSY;
+}
+
+void nl_cst_rwsem_up_write(nl_cst_rwsem_t *l)
+{
+    nl_cst_mutex_unlock(&l->wlock);
+    writer_leave(l);
+}
+
+int nl_cst_rwsem_init(nl_cst_rwsem_t *l, const nl_attr_t *attr)
+{
+    memset(l, 0, sizeof *l);
+    return nl_cst_mutex_init(&l->wlock, attr);
+}
+
+void nl_cst_rwsem_destroy(nl_cst_rwsem_t *l) { nl_cst_mutex_destroy(&l->wlock); }
+
+size_t nl_cst_rwsem_footprint(const nl_cst_rwsem_t *l)
+{
+    return sizeof *l + nl_cst_snode_count(&l->wlock) * sizeof(cst_rsnode_t);
+}
+
+static int op_init(void *l, const nl_attr_t *a) { return nl_cst_rwsem_init(l, a); }
+static void op_destroy(void *l) { nl_cst_rwsem_destroy(l); }
+static void op_acquire(void *l) { nl_cst_rwsem_down_write(l); }
+static int op_try(void *l) { return nl_cst_rwsem_down_write_trylock(l); }
+static void op_release(void *l) { nl_cst_rwsem_up_write(l); }
+static void op_read_acquire(void *l) { nl_cst_rwsem_down_read(l); }
+static int op_read_try(void *l) { return nl_cst_rwsem_down_read_trylock(l); }
+static void op_read_release(void *l) { nl_cst_rwsem_up_read(l); }
+static size_t op_footprint(const void *l) { return nl_cst_rwsem_footprint(l); }
+static size_t op_bytes_at_nodes(unsigned nodes)
+{
+    return sizeof(nl_cst_rwsem_t) + (size_t)nodes * sizeof(cst_rsnode_t);
+}
+
+NL_HIDDEN const nl_lock_ops_t nl_ops_cst_rwsem = {
+    .name = "cst-rwsem",
+    .description = "CST writer-preferred NUMA-aware read-write semaphore, per-node readers and parking",
+    .paper = "Kashyap et al. ATC'17 (CST) sec. 4, 5.2",
+    .size = sizeof(nl_cst_rwsem_t), .align = 8,
+    .props = NL_PROP_RW | NL_PROP_BLOCKING | NL_PROP_NUMA_AWARE | NL_PROP_ZERO_INIT |
+             NL_PROP_NEEDS_DESTROY,
+    .init = op_init, .destroy = op_destroy,
+    .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
+    .read_acquire = op_read_acquire, .read_try_acquire = op_read_try,
+    .read_release = op_read_release,
+    .footprint = op_footprint, .bytes_at_nodes = op_bytes_at_nodes,
+};
