@@ -5,13 +5,15 @@
 #include <string.h>
 #include "numalock/numalock.h"
 
-extern const nl_lock_ops_t nl_ops_cna, nl_ops_cna_opt, nl_ops_qspinlock, nl_ops_qspinlock_cna;
+extern const nl_lock_ops_t nl_ops_cna, nl_ops_cna_opt, nl_ops_qspinlock, nl_ops_qspinlock_cna,
+    nl_ops_c_bo_mcs, nl_ops_c_tkt_tkt, nl_ops_hmcs;
 
 const nl_lock_ops_t *cna_test_find(const char *name);
 const nl_lock_ops_t *cna_test_find(const char *name)
 {
     static const nl_lock_ops_t *const mine[] = {
         &nl_ops_cna, &nl_ops_cna_opt, &nl_ops_qspinlock, &nl_ops_qspinlock_cna,
+        &nl_ops_c_bo_mcs, &nl_ops_c_tkt_tkt, &nl_ops_hmcs,
     };
     for (size_t i = 0; name && i < sizeof mine / sizeof mine[0]; i++)
         if (!strcmp(mine[i]->name, name))
