@@ -33,12 +33,14 @@ typedef struct nl_cst_mutex {
 
 typedef struct nl_cst_rwsem {
     nl_cst_mutex_t wlock;       /* writers serialise on a CST mutex           */
-    _Atomic uint32_t writers;   /* writers waiting or inside (readers wait)   */
+    /* the readers' line, apart from the mutex's global queue word */
+    _Alignas(64) _Atomic uint32_t writers; /* a writer is in or draining readers */
     uint32_t reserved;
+    void *_Atomic rhead;        /* readers' copy of the snode list head       */
 } nl_cst_rwsem_t;
 
 #define NL_CST_MUTEX_INITIALIZER { 0 }
-#define NL_CST_RWSEM_INITIALIZER { { 0 } }
+#define NL_CST_RWSEM_INITIALIZER { { 0 }, 0, 0, 0 }
 
 /* attr->local_passes bounds the acquisitions on one node before the global
  * lock moves on (when another node waits); 0 or NULL: the default (256). */

@@ -17,6 +17,10 @@
 #define CST_L 1u
 #define CST_R 2u
 #define CST_PW 3u
+/* User-space addition: the holder found this spinning waiter off its CPU
+ * (its heartbeat is stale: preempted) and skipped it like a parked one; it
+ * waits (spins, then parks as PW) for its R. */
+#define CST_SKIP 4u
 
 typedef struct cst_qnode {
     struct cst_qnode *_Atomic next;  /* successor in the snode's waiting list */
@@ -24,14 +28,26 @@ typedef struct cst_qnode {
     uint32_t requeued;               /* woken with R at least once            */
     struct cst_snode *snode;         /* snode this waiter queued on           */
     struct cst_qnode *pnext;         /* parking list link (local lock holder) */
+    _Atomic uint64_t beat;           /* last time seen spinning (cst_ticks)    */
 } cst_qnode_t;
 
-/* Per-node structure, one cache line. Fields marked (L) are touched only by
- * the holder of this snode's local lock. */
+/* Cheap clock for heartbeats: the time-stamp counter where there is one. */
+static inline uint64_t cst_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return nl_now_ns();
+#endif
+}
+
+/* Per-node structure, two cache lines as in the paper (sec. 4.1): an
+ * almost-read-only line for the snode list walk, and the lock line. Fields
+ * marked (L) are touched only by the holder of this snode's local lock. */
 typedef struct cst_snode {
     _Alignas(NL_CACHELINE) struct cst_snode *next; /* snode list, immutable once published */
     int32_t node;
-    uint32_t passes;                 /* (L) acquisitions in this global tenure */
+    _Alignas(NL_CACHELINE) uint32_t passes; /* (L) acquisitions in this global tenure */
     cst_qnode_t *_Atomic tail;       /* local waiting list (K42/MCS style)     */
     cst_qnode_t *parked;             /* (L) skipped parked waiters             */
     _Atomic uint32_t inflight;       /* woken (R) waiters not yet re-queued    */
@@ -41,7 +57,7 @@ typedef struct cst_snode {
     uint32_t nparked;                /* (L) length of `parked`                 */
 } cst_snode_t;
 
-_Static_assert(sizeof(cst_snode_t) == NL_CACHELINE, "an snode is one cache line");
+_Static_assert(sizeof(cst_snode_t) == 2 * NL_CACHELINE, "an snode is two cache lines");
 
 /* rw-semaphore snode: the mutex snode plus a reader line */
 typedef struct cst_rsnode {

@@ -44,6 +44,9 @@ _Static_assert(sizeof(nl_cst_mutex_t) <= 40, "CST mutex fits in a pthread_mutex_
 
 #define CST_DEFAULT_PASSES 256u
 #define CST_LOAD_PERIOD_NS 4000000ull /* re-sample the load every 4 ms */
+/* a spinning waiter whose heartbeat is older than this is taken for preempted
+ * (TSC ticks, a few microseconds; a running spinner beats every ~1 us) */
+#define CST_STALE_TICKS 12000u
 
 /* ---- system load (sec. 4.2, scheduling-aware spinning/parking) ---------- */
 static _Atomic uint64_t load_next_ns;
@@ -229,6 +232,35 @@ static void after_local(nl_cst_mutex_t *m, cst_snode_t *s)
     s->passes = 0;
 }
 
+/* A queued waiter: spin while UW, beating its heartbeat so that the holder
+ * knows it is on a CPU; park after the budget. Returns CST_L or CST_R. */
+static uint32_t local_wait(cst_qnode_t *me)
+{
+    uint32_t budget = nl_cst_spin_budget();
+    nl_spinner_t sp = NL_SPINNER_INIT;
+    uint32_t v;
+    for (uint32_t i = 0; i < budget; i++) {
+        v = atomic_load_explicit(&me->status, memory_order_acquire);
+        if (v != CST_UW)
+            goto done;
+        if ((i & 7) == 0 || sp.n >= nl_wait_policy.spins)
+            atomic_store_explicit(&me->beat, cst_ticks(), memory_order_relaxed);
+        nl_spin_once(&sp);
+    }
+    uint32_t expect = CST_UW;
+    if (!atomic_compare_exchange_strong_explicit(&me->status, &expect, CST_PW,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        v = expect;
+        goto done;
+    }
+    while ((v = atomic_load_explicit(&me->status, memory_order_acquire)) == CST_PW)
+        nl_futex_wait(&me->status, CST_PW);
+done:
+    if (v == CST_SKIP) /* skipped while off the CPU: wait for the R */
+        v = cst_await(&me->status, CST_SKIP);
+    return v;
+}
+
 static void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
 {
     nl_self_t *self = nl_self();
@@ -238,13 +270,14 @@ static void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
     for (;;) {
         atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
         atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
+        atomic_store_explicit(&me->beat, cst_ticks(), memory_order_relaxed);
         cst_qnode_t *pred = atomic_exchange_explicit(&s->tail, me, memory_order_acq_rel);
         if (me->requeued) /* back in the queue: no longer counted as coming */
             atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_relaxed);
         if (!pred)
             break; /* the local lock was free */
         atomic_store_explicit(&pred->next, me, memory_order_release);
-        if (cst_await(&me->status, CST_UW) == CST_L)
+        if (local_wait(me) == CST_L)
             break;
         me->requeued = 1; /* CST_R: skipped while parked, taken out, woken */
     }
@@ -288,8 +321,8 @@ static void wake_requeue(cst_qnode_t *list)
     while (list) {
         cst_qnode_t *n = list;
         list = n->pnext; /* read before the owner can run again */
-        atomic_store_explicit(&n->status, CST_R, memory_order_release);
-        nl_futex_wake(&n->status, 1);
+        if (atomic_exchange_explicit(&n->status, CST_R, memory_order_acq_rel) == CST_PW)
+            nl_futex_wake(&n->status, 1);
     }
 }
 
@@ -314,11 +347,17 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
                 s->parked = prev;
                 s->nparked++;
             }
+            /* pass to the nearest waiter still spinning on a CPU (UW -> L);
+             * a spinning one whose heartbeat stopped (preempted) is skipped
+             * like a parked one (UW -> SKIP) */
             uint32_t expect = CST_UW;
-            if (atomic_compare_exchange_strong_explicit(&next->status, &expect, CST_L,
-                                                        memory_order_acq_rel, memory_order_acquire))
-                return; /* passed to a spinning waiter; global_held tells it the rest */
-            prev = next; /* parked (PW): skip it */
+            uint64_t beat = atomic_load_explicit(&next->beat, memory_order_relaxed);
+            uint32_t to = cst_ticks() - beat < CST_STALE_TICKS ? CST_L : CST_SKIP;
+            if (atomic_compare_exchange_strong_explicit(&next->status, &expect, to,
+                                                        memory_order_acq_rel, memory_order_acquire) &&
+                to == CST_L)
+                return; /* passed; global_held tells the new holder the rest */
+            prev = next; /* parked (PW) or skipped: leave it behind */
             continue;
         }
         if (atomic_load_explicit(&s->tail, memory_order_acquire) != prev) {

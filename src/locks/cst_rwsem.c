@@ -2,10 +2,11 @@
  * CST-rwsem (Kashyap, Min, Kim, USENIX ATC 2017, section 5.2): a
  * writer-preferred read-write semaphore on top of the CST mutex.
  *
- *  - Writers announce themselves (`writers` count), then take the CST mutex
- *    (so they wait, spin and park exactly as in cst_mutex.c, per node), then
- *    wait, spinning without parking (the paper: a writer that holds the mutex
- *    is the next one in), until every snode's active-reader count is zero.
+ *  - Writers take the CST mutex (so they wait, spin and park exactly as in
+ *    cst_mutex.c, per node), then announce themselves (`writers`), which
+ *    stops new readers, and wait, spinning without parking (the paper: a
+ *    writer that holds the mutex is the next one in), until every snode's
+ *    active-reader count is zero.
  *  - Readers find their node's snode (the mutex's snodes, extended by a reader
  *    cache line), wait while any writer is announced, then increment their
  *    node's active-reader count and check again for a writer (Dekker-style,
@@ -24,10 +25,19 @@
 
 #define SO memory_order_seq_cst
 
+/* Readers look their snode up from a copy of the list head kept on the
+ * readers' line, so that they never read the line of the mutex's global
+ * queue word, which every writer writes. */
 static cst_rsnode_t *rsnode_get(nl_cst_rwsem_t *l)
 {
-    return (cst_rsnode_t *)nl_cst_snode_get(&l->wlock, nl_self_node(nl_self()),
-                                            sizeof(cst_rsnode_t));
+    int node = nl_self_node(nl_self());
+    for (cst_snode_t *s = atomic_load_explicit(&l->rhead, memory_order_acquire); s; s = s->next)
+        if (s->node == node)
+            return (cst_rsnode_t *)s;
+    cst_snode_t *s = nl_cst_snode_get(&l->wlock, node, sizeof(cst_rsnode_t));
+    atomic_store_explicit(&l->rhead, atomic_load_explicit(&l->wlock.snodes, memory_order_acquire),
+                          memory_order_release);
+    return (cst_rsnode_t *)s;
 }
 
 /* tag for the per-thread node that remembers a reader's snode */
@@ -42,7 +52,7 @@ static cst_rsnode_t *rs_next(cst_rsnode_t *rs) { return (cst_rsnode_t *)rs->m.ne
 /* ---- readers ------------------------------------------------------------ */
 static int read_enter(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
 {
-    if (atomic_load_explicit(&l->writers, SO) != 0)
+    if (atomic_load_explicit(&l->writers, memory_order_relaxed) != 0)
         return EBUSY;
     atomic_fetch_add_explicit(&rs->readers, 1, SO);
     if (atomic_load_explicit(&l->writers, SO) == 0)
@@ -127,8 +137,8 @@ static void writer_leave(nl_cst_rwsem_t *l)
 
 void nl_cst_rwsem_down_write(nl_cst_rwsem_t *l)
 {
-    atomic_fetch_add_explicit(&l->writers, 1, SO); /* new readers wait from now on */
     nl_cst_lock_sz(&l->wlock, sizeof(cst_rsnode_t));
+    atomic_fetch_add_explicit(&l->writers, 1, SO); /* new readers wait from now on */
     /* readers already inside drain; the writer does not park here */
     for (cst_rsnode_t *rs = rs_first(l); rs; rs = rs_next(rs)) {
         nl_spinner_t sp = NL_SPINNER_INIT;
@@ -139,14 +149,14 @@ void nl_cst_rwsem_down_write(nl_cst_rwsem_t *l)
 
 int nl_cst_rwsem_down_write_trylock(nl_cst_rwsem_t *l)
 {
-    if (atomic_load_explicit(&l->writers, memory_order_relaxed) != 0)
+    if (atomic_load_explicit(&l->writers, memory_order_relaxed) != 0 || readers_inside(l))
+        return EBUSY; /* cheap checks first: no lock traffic for a try bound to fail */
+    if (nl_cst_trylock_sz(&l->wlock, sizeof(cst_rsnode_t)) != 0)
         return EBUSY;
     atomic_fetch_add_explicit(&l->writers, 1, SO);
-    if (nl_cst_trylock_sz(&l->wlock, sizeof(cst_rsnode_t)) == 0) {
-        if (!readers_inside(l))
-            return 0;
-        nl_cst_mutex_unlock(&l->wlock);
-    }
+    if (!readers_inside(l))
+        return 0;
+    nl_cst_mutex_unlock(&l->wlock);
     writer_leave(l);
     return EBUSY;
 }
@@ -163,7 +173,11 @@ int nl_cst_rwsem_init(nl_cst_rwsem_t *l, const nl_attr_t *attr)
     return nl_cst_mutex_init(&l->wlock, attr);
 }
 
-void nl_cst_rwsem_destroy(nl_cst_rwsem_t *l) { nl_cst_mutex_destroy(&l->wlock); }
+void nl_cst_rwsem_destroy(nl_cst_rwsem_t *l)
+{
+    atomic_store_explicit(&l->rhead, NULL, memory_order_relaxed);
+    nl_cst_mutex_destroy(&l->wlock);
+}
 
 size_t nl_cst_rwsem_footprint(const nl_cst_rwsem_t *l)
 {
@@ -188,7 +202,7 @@ NL_HIDDEN const nl_lock_ops_t nl_ops_cst_rwsem = {
     .name = "cst-rwsem",
     .description = "CST writer-preferred NUMA-aware read-write semaphore, per-node readers and parking",
     .paper = "Kashyap et al. ATC'17 (CST) sec. 4, 5.2",
-    .size = sizeof(nl_cst_rwsem_t), .align = 8,
+    .size = sizeof(nl_cst_rwsem_t), .align = _Alignof(nl_cst_rwsem_t),
     .props = NL_PROP_RW | NL_PROP_BLOCKING | NL_PROP_NUMA_AWARE | NL_PROP_ZERO_INIT |
              NL_PROP_NEEDS_DESTROY,
     .init = op_init, .destroy = op_destroy,
