@@ -17,6 +17,8 @@ static const bench_workload_t *const workloads[] = {
     &bench_kvmap,
     &bench_latency,
     &bench_instructions,
+    &bench_rwhash,
+    &bench_footprint,
 };
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
 

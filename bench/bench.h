@@ -100,6 +100,7 @@ const char *bench_workload_names(char *buf, size_t len);
 
 /* workloads */
 extern const bench_workload_t bench_kvmap, bench_latency, bench_instructions;
+extern const bench_workload_t bench_rwhash, bench_footprint;
 
 /* small JSON helpers */
 void json_str(FILE *f, const char *s);
