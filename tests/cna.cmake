@@ -6,3 +6,20 @@
 add_executable(stress_cna stress.c test_cna_find.c)
 target_compile_definitions(stress_cna PRIVATE nl_lock_find=cna_test_find)
 target_link_libraries(stress_cna PRIVATE numalock_static)
+
+# explicit APIs: qspinlock (public 4-byte API, fallback path, any-thread
+# unlock), CNA paper form with stack nodes, fairness rule parsing, sizes
+add_executable(test_cna test_cna.c)
+target_link_libraries(test_cna PRIVATE numalock_static)
+target_compile_options(test_cna PRIVATE ${NL_WARN})
+foreach(topo auto virtual:2 virtual:4)
+  add_test(NAME cna_api.${topo} COMMAND test_cna all --topology ${topo})
+  set_tests_properties(cna_api.${topo} PROPERTIES TIMEOUT 300 LABELS unit)
+endforeach()
+
+# Spin model of CNA's hand-over (verify/cna.pml): must pass, and each
+# deliberately broken variant must yield a counterexample. Skipped (77) when
+# spin is not installed (scripts/deps.d/spin.sh installs it).
+add_test(NAME verify_cna COMMAND ${CMAKE_SOURCE_DIR}/verify/run.sh)
+add_test(NAME verify_cna_broken COMMAND ${CMAKE_SOURCE_DIR}/verify/run.sh --broken)
+set_tests_properties(verify_cna verify_cna_broken PROPERTIES TIMEOUT 300 LABELS verify SKIP_RETURN_CODE 77)

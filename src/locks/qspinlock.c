@@ -79,6 +79,10 @@ typedef struct qs_block {
 
 static _Atomic(qs_block_t *) qs_blocks[NL_MAX_THREADS];
 
+/* queue nodes a thread may use at once (tests lower it to 0 to drive every
+ * contended acquisition through the spin-on-the-word fallback) */
+NL_HIDDEN _Atomic uint32_t nl_qs_max_nodes = QS_NODES;
+
 static inline uint32_t qs_encode(int slot, uint32_t idx)
 {
     return ((uint32_t)(slot + 1) << QS_TAIL_SLOT_SHIFT) | (idx << QS_TAIL_IDX_SHIFT);
@@ -162,7 +166,7 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
     /* ---- queue ---- */
     nl_self_t *s = nl_self();
     qs_block_t *b = s->id >= 0 ? qs_block(s->id) : NULL;
-    if (NL_UNLIKELY(!b || b->count >= QS_NODES)) {
+    if (NL_UNLIKELY(!b || b->count >= atomic_load_explicit(&nl_qs_max_nodes, memory_order_relaxed))) {
         /* no slot or nested too deep: spin on the lock word (Linux does
          * the same past its 4 nesting levels) */
         while (qs_trylock(l))
