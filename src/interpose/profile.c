@@ -213,13 +213,15 @@ static void report(void)
     put(&o, "numalock: %zu objects locked (%llu mutexes, %llu rwlocks), %zu contended; %llu acquisitions, %.2f%% contended\n",
         n, (unsigned long long)nmutex, (unsigned long long)nrw, ncont, (unsigned long long)total,
         pct(total_cont, total));
-    if (!ncont) {
-        put(&o, "numalock: no contended locks\n");
-    } else {
-        put(&o, "numalock: contended locks, most contended first:\n");
+    /* the contended objects, most contended first; when none was contended,
+     * the most acquired ones */
+    size_t shown = ncont ? ncont : n;
+    {
+        put(&o, ncont ? "numalock: contended locks, most contended first:\n"
+                      : "numalock: no contended locks; most acquired:\n");
         put(&o, "numalock: %4s %-16s %-6s %12s %10s %10s %7s %10s %10s %8s  %s\n", "rank", "object", "type",
             "acquired", "reads", "contended", "cont%", "wait-ms", "handovers", "remote%", "first locked at");
-        for (size_t i = 0; i < ncont && i < top; i++) {
+        for (size_t i = 0; i < shown && i < top; i++) {
             row_t *r = &rows[i];
             char at[256];
             if (r->e == &overflow)
@@ -233,11 +235,11 @@ static void report(void)
                 (unsigned long long)r->contended, pct(r->contended, all), (double)r->wait_ns / 1e6,
                 (unsigned long long)r->s.handovers, pct(r->s.remote_handovers, r->s.handovers), at);
         }
-        if (ncont > top)
-            put(&o, "numalock: ... %zu more contended locks (NUMALOCK_STATS_TOP=N shows more)\n", ncont - top);
+        if (shown > top)
+            put(&o, "numalock: ... %zu more (NUMALOCK_STATS_TOP=N shows more)\n", shown - top);
     }
-    if (n > ncont)
-        put(&o, "numalock: %zu uncontended objects not shown\n", n - ncont);
+    if (n > shown)
+        put(&o, "numalock: %zu uncontended objects not shown\n", n - shown);
     free(rows);
 
     int fd = 2, close_fd = 0;

@@ -1,0 +1,31 @@
+# Interposition tests (issue 5): libnumalock-preload.so under real programs and
+# glibc-semantics checks, for every registered lock (locks that cannot replace
+# a pthread mutex report "skipped"). Not in the ThreadSanitizer build.
+if(TARGET numalock_preload)
+  set(NL_IP_DIR ${CMAKE_CURRENT_SOURCE_DIR}/interpose)
+  add_executable(nl_semantics ${NL_IP_DIR}/semantics.c)
+  add_executable(nl_cross_unlock ${NL_IP_DIR}/cross_unlock.c)
+  add_executable(nl_lockbound ${NL_IP_DIR}/lockbound.c)
+  add_executable(nl_cxx_timed ${NL_IP_DIR}/cxx_timed.cpp)
+  set_target_properties(nl_cxx_timed PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+  foreach(t nl_semantics nl_cross_unlock nl_lockbound nl_cxx_timed)
+    target_link_libraries(${t} PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+    target_compile_options(${t} PRIVATE -O2)
+  endforeach()
+  set(NL_IP_BIN ${CMAKE_BINARY_DIR}/bin)
+  set(NL_IP_DEPS numalock_preload nl_semantics nl_cross_unlock nl_lockbound nl_cxx_timed)
+
+  add_test(NAME interpose.symbols COMMAND ${NL_IP_DIR}/check_symbols.sh $<TARGET_FILE:numalock_preload>)
+  add_test(NAME interpose.run_cli COMMAND ${NL_IP_DIR}/run_cli.sh $<TARGET_FILE:numalock_cli> ${NL_IP_BIN})
+  add_test(NAME interpose.semantics.glibc COMMAND nl_semantics)
+  set_tests_properties(interpose.symbols interpose.run_cli interpose.semantics.glibc PROPERTIES
+    TIMEOUT 120 LABELS interpose)
+  foreach(lock ${NL_LOCKS})
+    add_test(NAME interpose.semantics.${lock}
+      COMMAND $<TARGET_FILE:numalock_cli> run --lock ${lock} --topology virtual:2 -- $<TARGET_FILE:nl_semantics> --expect-preload)
+    add_test(NAME interpose.programs.${lock}
+      COMMAND ${NL_IP_DIR}/run_programs.sh $<TARGET_FILE:numalock_cli> ${lock} ${NL_IP_BIN})
+    set_tests_properties(interpose.semantics.${lock} interpose.programs.${lock} PROPERTIES
+      TIMEOUT 240 LABELS interpose SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "cannot replace pthread mutexes")
+  endforeach()
+endif()
