@@ -18,7 +18,11 @@ if(TARGET numalock_preload)
   add_test(NAME interpose.symbols COMMAND ${NL_IP_DIR}/check_symbols.sh $<TARGET_FILE:numalock_preload>)
   add_test(NAME interpose.run_cli COMMAND ${NL_IP_DIR}/run_cli.sh $<TARGET_FILE:numalock_cli> ${NL_IP_BIN})
   add_test(NAME interpose.semantics.glibc COMMAND nl_semantics)
-  set_tests_properties(interpose.symbols interpose.run_cli interpose.semantics.glibc PROPERTIES
+  # locks too large for the mutex live in a block it points to: force that path with a small lock
+  add_test(NAME interpose.semantics.out_of_place
+    COMMAND $<TARGET_FILE:numalock_cli> run --lock ttas -- $<TARGET_FILE:nl_semantics> --expect-preload)
+  set_tests_properties(interpose.semantics.out_of_place PROPERTIES ENVIRONMENT NUMALOCK_PRELOAD_EXTERNAL=1)
+  set_tests_properties(interpose.symbols interpose.run_cli interpose.semantics.glibc interpose.semantics.out_of_place PROPERTIES
     TIMEOUT 120 LABELS interpose)
   foreach(lock ${NL_LOCKS})
     add_test(NAME interpose.semantics.${lock}

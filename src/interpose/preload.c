@@ -195,7 +195,9 @@ static void do_init(void)
         g.acquire = ops->acquire;
         g.try_acquire = ops->try_acquire;
         g.release = ops->release;
-        if ((ops->props & NL_PROP_ZERO_INIT) && ops->size <= NLP_INPLACE_BYTES && ops->align <= 8) {
+        const char *ext = getenv("NUMALOCK_PRELOAD_EXTERNAL"); /* tests: force out-of-place storage */
+        if ((ops->props & NL_PROP_ZERO_INIT) && ops->size <= NLP_INPLACE_BYTES && ops->align <= 8 &&
+            !(ext && !strcmp(ext, "1"))) {
             g.mode = MODE_INPLACE;
         } else {
             g.mode = MODE_EXTERNAL;
@@ -690,6 +692,50 @@ EXPORT int pthread_cond_destroy(pthread_cond_t *pc)
     return 0;
 }
 
+struct cond_cancel {
+    nlp_cond_t *c;
+    nlp_mutex_t *m;
+    void *ra;
+    int owned, me;
+    uint32_t depth;
+    int glibc_m;
+    uint32_t seq;
+    int shared;
+    clockid_t clk;
+    const struct timespec *abs;
+    int rc;
+};
+
+static void cond_cancelled(void *p)
+{
+    struct cond_cancel *cc = p;
+    atomic_fetch_sub(&cc->c->waiters, 1);
+    if (cc->glibc_m) {
+        glibc_lock((pthread_mutex_t *)cc->m, cc->ra);
+        return;
+    }
+    raw_acquire(cc->m, cc->ra);
+    if (cc->owned) {
+        atomic_store_explicit(&cc->m->owner, cc->me, memory_order_relaxed);
+        cc->m->count = cc->depth;
+    }
+}
+
+/* The sleep runs with asynchronous cancellation on (as glibc's own futex
+ * waits do); a cancelled waiter leaves the count and re-acquires the mutex
+ * (cond_cancelled) before the program's cleanup handlers run. */
+static void __attribute__((noinline)) cond_sleep(struct cond_cancel *cc)
+{
+    int oldtype;
+    pthread_cleanup_push(cond_cancelled, cc);
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
+    do {
+        cc->rc = futex_wait_abs(&cc->c->seq, cc->seq, cc->abs, cc->clk, cc->shared);
+    } while (cc->rc == EINTR && atomic_load(&cc->c->seq) == cc->seq);
+    pthread_setcanceltype(oldtype, NULL);
+    pthread_cleanup_pop(0);
+}
+
 static int cond_wait_impl(pthread_cond_t *pc, pthread_mutex_t *pm, clockid_t clk,
                           const struct timespec *abs, void *ra)
 {
@@ -724,10 +770,10 @@ static int cond_wait_impl(pthread_cond_t *pc, pthread_mutex_t *pm, clockid_t clk
         }
         raw_release(m);
     }
-    int rc;
-    do {
-        rc = futex_wait_abs(&c->seq, seq, abs, clk, shared);
-    } while (rc == EINTR && atomic_load(&c->seq) == seq);
+    /* pthread_cond_wait is a cancellation point: see cond_sleep */
+    struct cond_cancel cc = { c, m, ra, owned, me, depth, glibc_m, seq, shared, clk, abs, 0 };
+    cond_sleep(&cc);
+    int rc = cc.rc;
     atomic_fetch_sub(&c->waiters, 1);
     if (glibc_m) {
         int r2 = glibc_lock(pm, ra);

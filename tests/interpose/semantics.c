@@ -366,6 +366,47 @@ static void check_cond_recursive(void)
     ok("cond-with-recursive-held-twice");
 }
 
+/* a thread cancelled in pthread_cond_wait runs its cleanup with the mutex held */
+static pthread_mutex_t xm = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t xc = PTHREAD_COND_INITIALIZER;
+static atomic_int x_waiting, x_cleaned;
+static void x_cleanup(void *arg)
+{
+    /* the mutex is held again here: trylock from this thread must fail */
+    if (pthread_mutex_trylock(&xm) == EBUSY)
+        atomic_store(&x_cleaned, 1);
+    pthread_mutex_unlock(&xm);
+    (void)arg;
+}
+static void *x_waiter(void *arg)
+{
+    pthread_mutex_lock(&xm);
+    pthread_cleanup_push(x_cleanup, NULL);
+    atomic_store(&x_waiting, 1);
+    for (;;)
+        pthread_cond_wait(&xc, &xm);
+    pthread_cleanup_pop(1);
+    return arg;
+}
+static void check_cond_cancel(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, x_waiter, NULL);
+    while (!atomic_load(&x_waiting))
+        sched_yield();
+    pthread_mutex_lock(&xm); /* the waiter is inside pthread_cond_wait now */
+    pthread_mutex_unlock(&xm);
+    usleep(10000);
+    EQ(pthread_cancel(t), 0);
+    void *r;
+    EQ(pthread_join(t, &r), 0);
+    CHECK(r == PTHREAD_CANCELED);
+    EQ(atomic_load(&x_cleaned), 1);
+    EQ(pthread_mutex_trylock(&xm), 0);
+    EQ(pthread_mutex_unlock(&xm), 0);
+    ok("cond-wait-cancellation");
+}
+
 /* ---- rwlocks ----------------------------------------------------------------- */
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static atomic_int writer_waiting;
@@ -594,6 +635,7 @@ int main(int argc, char **argv)
     check_timed();
     check_exclusion();
     check_cond();
+    check_cond_cancel();
     const char *lock = getenv("NUMALOCK_LOCK");
     if (expect && !(lock && !strcmp(lock, "pthread"))) /* "pthread" runs glibc's own */
         check_cond_recursive();
