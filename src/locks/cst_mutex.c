@@ -342,17 +342,31 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
     for (;;) {
         cst_qnode_t *next = atomic_load_explicit(&prev->next, memory_order_acquire);
         if (next) {
-            if (prev != me) { /* leaving prev behind: it goes to the parking list */
-                prev->pnext = s->parked;
-                s->parked = prev;
-                s->nparked++;
+            if (prev != me) { /* leaving prev behind: out of the queue now */
+                uint32_t skipped = CST_SKIP;
+                atomic_fetch_add_explicit(&s->inflight, 1, memory_order_relaxed);
+                if (!atomic_compare_exchange_strong_explicit(&prev->status, &skipped, CST_R,
+                                                             memory_order_acq_rel,
+                                                             memory_order_relaxed)) {
+                    /* parked: onto the parking list, woken later in a batch */
+                    atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_relaxed);
+                    prev->pnext = s->parked;
+                    s->parked = prev;
+                    s->nparked++;
+                } /* else: skipped while preempted and not asleep: it re-queues
+                     itself when it runs again (no wake-up needed) */
             }
-            /* pass to the nearest waiter still spinning on a CPU (UW -> L);
-             * a spinning one whose heartbeat stopped (preempted) is skipped
-             * like a parked one (UW -> SKIP) */
+            /* pass to the nearest waiter still spinning (UW -> L). While the
+             * node has no parked waiters (the holder would otherwise be the
+             * only thread left to run), a spinning one whose heartbeat
+             * stopped (preempted) is skipped like a parked one (UW -> SKIP):
+             * handing it the lock would leave the lock idle until it runs */
             uint32_t expect = CST_UW;
             uint64_t beat = atomic_load_explicit(&next->beat, memory_order_relaxed);
-            uint32_t to = cst_ticks() - beat < CST_STALE_TICKS ? CST_L : CST_SKIP;
+            uint32_t to = CST_L;
+            if (!s->parked && !atomic_load_explicit(&s->inflight, memory_order_relaxed) &&
+                cst_ticks() - beat >= CST_STALE_TICKS)
+                to = CST_SKIP;
             if (atomic_compare_exchange_strong_explicit(&next->status, &expect, to,
                                                         memory_order_acq_rel, memory_order_acquire) &&
                 to == CST_L)
