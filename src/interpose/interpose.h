@@ -16,8 +16,11 @@
 #define NLP_ENV_STATS_TOP "NUMALOCK_STATS_TOP"   /* rows of the profile (default 20) */
 
 /* The default when NUMALOCK_LOCK is unset: the first of these that is
- * registered and interposable (measured: docs/PRELOAD.md). */
-#define NLP_DEFAULT_CHOICES "qspinlock-cna", "qspinlock", "ttas"
+ * registered and interposable. Measured in docs/PRELOAD.md: on a loaded
+ * 2-core machine the FIFO queue locks hand the lock to preempted waiters and
+ * fall far behind glibc; HBO lets a running thread barge in, waits with
+ * node-aware backoff and stays near glibc. */
+#define NLP_DEFAULT_CHOICES "hbo", "ttas", "tas"
 
 /* "pthread" runs glibc's own mutex under the interposer (a baseline, and a
  * lock profile of an unmodified program). */
