@@ -43,7 +43,7 @@ typedef struct nl_cst_rwsem {
 #define NL_CST_RWSEM_INITIALIZER { { 0 }, 0, 0, 0 }
 
 /* attr->local_passes bounds the acquisitions on one node before the global
- * lock moves on (when another node waits); 0 or NULL: the default (256). */
+ * lock moves on (when another node waits); 0 or NULL: the default (4096). */
 NL_API int nl_cst_mutex_init(nl_cst_mutex_t *m, const nl_attr_t *attr);
 NL_API void nl_cst_mutex_destroy(nl_cst_mutex_t *m);
 NL_API void nl_cst_mutex_lock(nl_cst_mutex_t *m);

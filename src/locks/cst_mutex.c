@@ -42,7 +42,7 @@
 _Static_assert(sizeof(cst_qnode_t) <= 64, "CST queue node fits a pool slot");
 _Static_assert(sizeof(nl_cst_mutex_t) <= 40, "CST mutex fits in a pthread_mutex_t");
 
-#define CST_DEFAULT_PASSES 256u
+#define CST_DEFAULT_PASSES 4096u
 #define CST_LOAD_PERIOD_NS 4000000ull /* re-sample the load every 4 ms */
 /* a spinning waiter whose heartbeat is older than this is taken for preempted
  * (TSC ticks, a few microseconds; a running spinner beats every ~1 us) */
@@ -356,17 +356,13 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
                 } /* else: skipped while preempted and not asleep: it re-queues
                      itself when it runs again (no wake-up needed) */
             }
-            /* pass to the nearest waiter still spinning (UW -> L). While the
-             * node has no parked waiters (the holder would otherwise be the
-             * only thread left to run), a spinning one whose heartbeat
-             * stopped (preempted) is skipped like a parked one (UW -> SKIP):
-             * handing it the lock would leave the lock idle until it runs */
+            /* pass to the nearest waiter still spinning (UW -> L); one whose
+             * heartbeat stopped (preempted while spinning) is skipped like a
+             * parked one (UW -> SKIP): handing it the lock would leave the
+             * lock idle until the scheduler runs it again */
             uint32_t expect = CST_UW;
             uint64_t beat = atomic_load_explicit(&next->beat, memory_order_relaxed);
-            uint32_t to = CST_L;
-            if (!s->parked && !atomic_load_explicit(&s->inflight, memory_order_relaxed) &&
-                cst_ticks() - beat >= CST_STALE_TICKS)
-                to = CST_SKIP;
+            uint32_t to = cst_ticks() - beat < CST_STALE_TICKS ? CST_L : CST_SKIP;
             if (atomic_compare_exchange_strong_explicit(&next->status, &expect, to,
                                                         memory_order_acq_rel, memory_order_acquire) &&
                 to == CST_L)
