@@ -510,7 +510,7 @@ static int __attribute__((noinline)) mutex_lock_slow(nlp_mutex_t *m, void *ra)
 EXPORT int pthread_mutex_lock(pthread_mutex_t *pm)
 {
     nlp_mutex_t *m = (nlp_mutex_t *)pm;
-    if (NL_LIKELY(atomic_load_explicit(&fast, memory_order_relaxed))) {
+    if (NL_LIKELY(atomic_load_explicit(&fast, memory_order_acquire))) {
         int k = m->kind;
         if (NL_LIKELY(k == PTHREAD_MUTEX_NORMAL || k == PTHREAD_MUTEX_ADAPTIVE_NP)) {
             g.acquire(m);
@@ -543,7 +543,7 @@ static int __attribute__((noinline)) mutex_unlock_slow(nlp_mutex_t *m)
 EXPORT int pthread_mutex_unlock(pthread_mutex_t *pm)
 {
     nlp_mutex_t *m = (nlp_mutex_t *)pm;
-    if (NL_LIKELY(atomic_load_explicit(&fast, memory_order_relaxed))) {
+    if (NL_LIKELY(atomic_load_explicit(&fast, memory_order_acquire))) {
         int k = m->kind;
         if (NL_LIKELY(k == PTHREAD_MUTEX_NORMAL || k == PTHREAD_MUTEX_ADAPTIVE_NP)) {
             g.release(m);

@@ -21,10 +21,10 @@ grep -q "virtual:0" "$tmp/err" || { echo "FAIL: message: $(cat "$tmp/err")"; fai
 
 # --stats: the profile goes to stderr, the program's stdout is unchanged
 "$bin/nl_lockbound" 4 300000 > "$tmp/ref"
-"$cli" run --lock ticket --topology virtual:2 --stats -- "$bin/nl_lockbound" 4 300000 > "$tmp/out" 2>"$tmp/err"
+"$cli" run --lock hbo --topology virtual:2 --stats -- "$bin/nl_lockbound" 4 300000 > "$tmp/out" 2>"$tmp/err"
 expect "--stats run" 0 $?
 cmp -s "$tmp/ref" "$tmp/out" || { echo "FAIL: stdout changed under --stats"; fail=1; }
-grep -q "^numalock: lock profile of pid [0-9]* (.*nl_lockbound), lock ticket, topology virtual:2 (2 nodes)" "$tmp/err" \
+grep -q "^numalock: lock profile of pid [0-9]* (.*nl_lockbound), lock hbo, topology virtual:2 (2 nodes)" "$tmp/err" \
     || { echo "FAIL: no profile header"; cat "$tmp/err"; fail=1; }
 grep -q "^numalock: *1 0x[0-9a-f]* *mutex *1200000 .*nl_lockbound(" "$tmp/err" \
     || { echo "FAIL: no profile row for the lock-bound mutex (1200000 acquisitions, first locked in nl_lockbound)"; cat "$tmp/err"; fail=1; }
