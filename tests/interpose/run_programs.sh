@@ -37,6 +37,7 @@ have xz && check "xz -T4 (cond, monotonic timedwait)" xz -T4 --block-size=262144
 have zstd && check "zstd -T4 (cond)" zstd -q -T4 -B524288 -3 -c "$tmp/data"
 have sqlite3 && check "sqlite3 (recursive mutexes, trylock)" sqlite3 :memory: \
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x<200000) SELECT count(*), sum(x*x%97), group_concat(x%10,'') LIKE '1234%' FROM c;"
+[ -x /usr/bin/python3 ] && check "python3 threads (GIL: mutex, cond timedwait)" /usr/bin/python3 "$here/gil_threads.py"
 have node && check "node worker threads (rwlock, trylock, cond)" node "$here/node_threads.js"
 check "cross-thread unlock" "$bin/nl_cross_unlock"
 check "c++ std::mutex/condition_variable timed waits" "$bin/nl_cxx_timed"
