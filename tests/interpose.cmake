@@ -31,5 +31,10 @@ if(TARGET numalock_preload)
       COMMAND ${NL_IP_DIR}/run_programs.sh $<TARGET_FILE:numalock_cli> ${lock} ${NL_IP_BIN})
     set_tests_properties(interpose.semantics.${lock} interpose.programs.${lock} PROPERTIES
       TIMEOUT 240 LABELS interpose SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "cannot replace pthread mutexes")
+    # pthread rwlocks on a registered read-write algorithm (NUMALOCK_RWLOCK)
+    add_test(NAME interpose.rwlock.${lock}
+      COMMAND $<TARGET_FILE:numalock_cli> run --lock hbo --rwlock ${lock} --topology virtual:2 -- $<TARGET_FILE:nl_semantics> --expect-preload)
+    set_tests_properties(interpose.rwlock.${lock} PROPERTIES
+      TIMEOUT 240 LABELS interpose SKIP_REGULAR_EXPRESSION "unknown rwlock algorithm")
   endforeach()
 endif()

@@ -1,5 +1,5 @@
 /*
- * `numalock run --lock NAME [--topology SPEC] [--stats] -- PROGRAM ARGS...`
+ * `numalock run --lock NAME [--rwlock NAME] [--topology SPEC] [--stats] -- PROGRAM ARGS...`
  *
  * Runs an unmodified program with libnumalock-preload.so, so that its pthread
  * mutexes (with their condition variables and rwlocks) run on a numalock
@@ -26,7 +26,7 @@
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: numalock run --lock NAME [--topology SPEC] [--stats] -- PROGRAM [ARGS...]\n");
+    fprintf(stderr, "usage: numalock run --lock NAME [--rwlock NAME] [--topology SPEC] [--stats] -- PROGRAM [ARGS...]\n");
     return 2;
 }
 
@@ -67,7 +67,7 @@ static void print_file(const char *path)
 
 int nl_cli_run(int argc, char **argv)
 {
-    const char *lock = NULL, *topo = NULL;
+    const char *lock = NULL, *topo = NULL, *rwlock = NULL;
     int stats = 0, i;
     char names[1024], why[512];
     for (i = 1; i < argc; i++) {
@@ -78,6 +78,10 @@ int nl_cli_run(int argc, char **argv)
             lock = argv[++i];
         } else if (!strncmp(argv[i], "--lock=", 7)) {
             lock = argv[i] + 7;
+        } else if (!strcmp(argv[i], "--rwlock") && i + 1 < argc) {
+            rwlock = argv[++i];
+        } else if (!strncmp(argv[i], "--rwlock=", 9)) {
+            rwlock = argv[i] + 9;
         } else if (!strcmp(argv[i], "--topology") && i + 1 < argc) {
             topo = argv[++i];
         } else if (!strncmp(argv[i], "--topology=", 11)) {
@@ -85,7 +89,7 @@ int nl_cli_run(int argc, char **argv)
         } else if (!strcmp(argv[i], "--stats")) {
             stats = 1;
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "numalock run: unknown option '%s': valid options are --lock NAME, --topology SPEC, --stats, then -- PROGRAM\n",
+            fprintf(stderr, "numalock run: unknown option '%s': valid options are --lock NAME, --rwlock NAME, --topology SPEC, --stats, then -- PROGRAM\n",
                     argv[i]);
             return 2;
         } else {
@@ -106,6 +110,16 @@ int nl_cli_run(int argc, char **argv)
         if (nlp_interposable(ops, why, sizeof why)) {
             fprintf(stderr, "numalock run: lock '%s' cannot replace pthread mutexes: %s; valid locks are %s\n", lock,
                     why, nlp_interposable_names(names, sizeof names));
+            return 2;
+        }
+    }
+    if (rwlock) {
+        const nl_lock_ops_t *ops = nl_lock_find(rwlock);
+        if (!ops || nlp_rw_usable(ops, why, sizeof why)) {
+            if (!ops)
+                snprintf(why, sizeof why, "'%s' is not a registered lock", rwlock);
+            fprintf(stderr, "numalock run: unknown rwlock algorithm '%s': %s; valid are %s (default: the built-in reader-preferring lock)\n",
+                    rwlock, why, nlp_rw_names(names, sizeof names));
             return 2;
         }
     }
@@ -146,6 +160,8 @@ int nl_cli_run(int argc, char **argv)
     free(preload);
     if (lock)
         setenv(NLP_ENV_LOCK, lock, 1);
+    if (rwlock)
+        setenv(NLP_ENV_RWLOCK, rwlock, 1);
     if (topo)
         setenv("NUMALOCK_TOPOLOGY", topo, 1);
     char statsfile[] = "/tmp/numalock-stats.XXXXXX";

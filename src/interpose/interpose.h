@@ -11,6 +11,7 @@
 #include "numalock/numalock.h"
 
 #define NLP_ENV_LOCK "NUMALOCK_LOCK"             /* mutex algorithm (default below) */
+#define NLP_ENV_RWLOCK "NUMALOCK_RWLOCK"         /* rwlock algorithm (default: built-in) */
 #define NLP_ENV_STATS "NUMALOCK_STATS"           /* "1": keep a lock profile, print it at exit */
 #define NLP_ENV_STATS_FILE "NUMALOCK_STATS_FILE" /* append the profile here, not to stderr */
 #define NLP_ENV_STATS_TOP "NUMALOCK_STATS_TOP"   /* rows of the profile (default 20) */
@@ -53,6 +54,35 @@ static inline int nlp_interposable(const nl_lock_ops_t *ops, char *why, size_t l
         return -1;
     }
     return 0;
+}
+
+/* 0 if `ops` can implement pthread rwlocks (NUMALOCK_RWLOCK); else one
+ * sentence in why and -1. */
+static inline int nlp_rw_usable(const nl_lock_ops_t *ops, char *why, size_t len)
+{
+    if (!(ops->props & NL_PROP_RW) || !ops->read_acquire || !ops->read_try_acquire || !ops->read_release) {
+        snprintf(why, len, "'%s' is not a read-write lock", ops->name);
+        return -1;
+    }
+    if (!strncmp(ops->name, "pthread", 7)) {
+        snprintf(why, len, "'%s' wraps glibc's own pthread objects, which the preload library replaces", ops->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes "a, b" (the locks usable for rwlocks) into buf. */
+static inline const char *nlp_rw_names(char *buf, size_t len)
+{
+    char why[256];
+    size_t off = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < nl_lock_count() && off < len; i++) {
+        const nl_lock_ops_t *ops = nl_lock_at(i);
+        if (nlp_rw_usable(ops, why, sizeof why) == 0)
+            off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", ops->name);
+    }
+    return buf;
 }
 
 /* Writes the interposable lock names, "a, b, c", into buf. */

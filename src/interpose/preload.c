@@ -127,6 +127,8 @@ static struct {
     size_t ext_size, ext_align;
     int mode;
     int stats;
+    const nl_lock_ops_t *rw_ops; /* NUMALOCK_RWLOCK: a registered read-write lock, NULL: built-in */
+    size_t rw_size, rw_align;
 } g;
 
 /* 1 once initialised with an in-place lock and statistics off: the fast path */
@@ -203,6 +205,21 @@ static void do_init(void)
             g.mode = MODE_EXTERNAL;
             g.ext_align = ops->align > NL_CACHELINE ? ops->align : NL_CACHELINE;
             g.ext_size = (ops->size + g.ext_align - 1) / g.ext_align * g.ext_align;
+        }
+    }
+    const char *rwname = getenv(NLP_ENV_RWLOCK);
+    if (rwname && *rwname && g.mode != MODE_GLIBC) {
+        const nl_lock_ops_t *rw = nl_lock_find(rwname);
+        if (!rw || nlp_rw_usable(rw, why, sizeof why)) {
+            if (!rw)
+                snprintf(why, sizeof why, "'%s' is not a registered lock", rwname);
+            snprintf(msg, sizeof msg, "numalock preload: NUMALOCK_RWLOCK: %s; rwlocks use the built-in read-write lock\n",
+                     why);
+            say(msg);
+        } else {
+            g.rw_ops = rw;
+            g.rw_align = rw->align > NL_CACHELINE ? rw->align : NL_CACHELINE;
+            g.rw_size = (rw->size + g.rw_align - 1) / g.rw_align * g.rw_align;
         }
     }
     const char *st = getenv(NLP_ENV_STATS);
@@ -855,7 +872,8 @@ typedef struct nlp_rwlock {
     uint32_t pad0[3];          /* 12 */
     _Atomic int writer;        /* 24: tid of the write holder (glibc's __cur_writer) */
     int shared;                /* 28: glibc's __shared: non-zero leaves the lock to glibc */
-    unsigned char pad1[16];    /* 32 */
+    _Atomic(void *) alg;       /* 32: NUMALOCK_RWLOCK's lock, allocated at first use */
+    unsigned char pad1[8];     /* 40 */
     uint32_t flags;            /* 48: glibc's __flags (kind) */
     uint32_t pad2;             /* 52 */
 } nlp_rwlock_t;
@@ -923,6 +941,56 @@ static int rw_wait(nlp_rwlock_t *r, int write, clockid_t clk, const struct times
     }
 }
 
+/* ---- NUMALOCK_RWLOCK: a registered read-write algorithm in a block the
+ * rwlock points to (offset 32) ---------------------------------------------- */
+static void *rw_alg(nlp_rwlock_t *r)
+{
+    void *p = atomic_load_explicit(&r->alg, memory_order_acquire);
+    if (NL_LIKELY(p != NULL))
+        return p;
+    if (posix_memalign(&p, g.rw_align, g.rw_size) || !p)
+        abort();
+    memset(p, 0, g.rw_size);
+    if (g.rw_ops->init && g.rw_ops->init(p, NULL))
+        abort();
+    void *expect = NULL;
+    if (atomic_compare_exchange_strong_explicit(&r->alg, &expect, p, memory_order_acq_rel, memory_order_acquire))
+        return p;
+    if (g.rw_ops->destroy)
+        g.rw_ops->destroy(p);
+    free(p);
+    return expect;
+}
+
+static inline int alg_try(void *l, int write)
+{
+    return write ? g.rw_ops->try_acquire(l) : g.rw_ops->read_try_acquire(l);
+}
+
+/* acquire with the algorithm: blocking, or polling with sleeps of at most
+ * 1 ms until the deadline (the algorithm has no timed form) */
+static int alg_lock(void *l, int write, clockid_t clk, const struct timespec *abs)
+{
+    if (!abs) {
+        write ? g.rw_ops->acquire(l) : g.rw_ops->read_acquire(l);
+        return 0;
+    }
+    if (bad_time(abs))
+        return EINVAL;
+    long ns = 1000;
+    for (;;) {
+        if (alg_try(l, write) == 0)
+            return 0;
+        int expired;
+        struct timespec t = until_at_most(clk, abs, ns, &expired);
+        if (expired)
+            return alg_try(l, write) == 0 ? 0 : ETIMEDOUT;
+        clock_nanosleep(clk, TIMER_ABSTIME, &t, NULL);
+        if (ns < 1000000)
+            ns *= 2;
+    }
+}
+
 static int rw_lock_impl(pthread_rwlock_t *pr, int write, int trylock, clockid_t clk,
                         const struct timespec *abs, void *ra)
 {
@@ -956,13 +1024,14 @@ static int rw_lock_impl(pthread_rwlock_t *pr, int write, int trylock, clockid_t 
     int me = my_tid();
     if (atomic_load_explicit(&r->writer, memory_order_relaxed) == me)
         return trylock ? EBUSY : EDEADLK;
-    int rc = rw_try(r, write), contended = 0;
+    void *alg = g.rw_ops ? rw_alg(r) : NULL;
+    int rc = alg ? (alg_try(alg, write) ? EBUSY : 0) : rw_try(r, write), contended = 0;
     uint64_t t0 = 0;
     if (rc == EBUSY && !trylock) {
         contended = 1;
         if (g.stats)
             t0 = nl_now_ns();
-        rc = rw_wait(r, write, clk, abs);
+        rc = alg ? alg_lock(alg, write, clk, abs) : rw_wait(r, write, clk, abs);
     }
     if (rc)
         return rc;
@@ -1000,6 +1069,12 @@ EXPORT int nlp_rwlock_destroy(pthread_rwlock_t *pr)
     nlp_rwlock_t *r = (nlp_rwlock_t *)pr;
     if (rw_is_glibc(r))
         return real.rw_destroy(pr);
+    void *p = atomic_exchange(&r->alg, NULL);
+    if (p) {
+        if (g.rw_ops && g.rw_ops->destroy)
+            g.rw_ops->destroy(p);
+        free(p);
+    }
     return 0;
 }
 
@@ -1042,6 +1117,16 @@ EXPORT int nlp_rwlock_unlock(pthread_rwlock_t *pr)
     nlp_rwlock_t *r = (nlp_rwlock_t *)pr;
     if (rw_is_glibc(r))
         return real.rw_unlock(pr);
+    if (g.rw_ops) {
+        void *alg = rw_alg(r);
+        if (atomic_load_explicit(&r->writer, memory_order_relaxed) == my_tid()) {
+            atomic_store_explicit(&r->writer, 0, memory_order_relaxed);
+            g.rw_ops->release(alg);
+        } else {
+            g.rw_ops->read_release(alg);
+        }
+        return 0;
+    }
     if (atomic_load_explicit(&r->writer, memory_order_relaxed) == my_tid()) {
         atomic_store_explicit(&r->writer, 0, memory_order_relaxed);
         atomic_exchange(&r->state, 0);
