@@ -270,12 +270,13 @@ static void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
     for (;;) {
         atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
         atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
-        atomic_store_explicit(&me->beat, cst_ticks(), memory_order_relaxed);
         cst_qnode_t *pred = atomic_exchange_explicit(&s->tail, me, memory_order_acq_rel);
         if (me->requeued) /* back in the queue: no longer counted as coming */
             atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_relaxed);
         if (!pred)
             break; /* the local lock was free */
+        /* the heartbeat is read by the holder only after it sees this link */
+        atomic_store_explicit(&me->beat, cst_ticks(), memory_order_relaxed);
         atomic_store_explicit(&pred->next, me, memory_order_release);
         if (local_wait(me) == CST_L)
             break;
