@@ -331,9 +331,19 @@ static inline void *mstore(nlp_mutex_t *m)
     return NL_LIKELY(p != NULL) ? p : ext_alloc(m);
 }
 
-static void timed_wake(nlp_mutex_t *m)
+/* Release, waking a timedlock sleeper if there is one. Nothing of the mutex
+ * is written after the lock's release: another thread may acquire, unlock and
+ * free it at once (POSIX allows that), so the sequence word is bumped while
+ * the lock is still held and only the futex wake (a system call on the
+ * address, harmless if it is gone) follows the release. */
+static inline void release_and_wake(nlp_mutex_t *m, void *l)
 {
-    atomic_fetch_add_explicit(&m->tseq, 1, memory_order_release);
+    if (NL_LIKELY(!atomic_load_explicit(&m->twait, memory_order_relaxed))) {
+        g.release(l);
+        return;
+    }
+    atomic_fetch_add_explicit(&m->tseq, 1, memory_order_relaxed);
+    g.release(l);
     futex_wake_n(&m->tseq, 1, 0);
 }
 
@@ -363,16 +373,11 @@ static inline int raw_try(nlp_mutex_t *m, void *ra)
     return 0;
 }
 
-static inline void raw_release(nlp_mutex_t *m)
-{
-    g.release(mstore(m));
-    if (NL_UNLIKELY(atomic_load_explicit(&m->twait, memory_order_relaxed)))
-        timed_wake(m);
-}
+static inline void raw_release(nlp_mutex_t *m) { release_and_wake(m, mstore(m)); }
 
 /* acquire with a deadline: try, spin a little, then sleep on tseq in slices
  * of at most 1 ms (a release wakes a sleeper; the slice bounds the case where
- * the release missed the sleeper's registration). */
+ * a release read the sleeper count just before the sleeper registered). */
 static int raw_timed(nlp_mutex_t *m, clockid_t clk, const struct timespec *abs, void *ra)
 {
     void *l = mstore(m);
@@ -563,9 +568,7 @@ EXPORT int pthread_mutex_unlock(pthread_mutex_t *pm)
     if (NL_LIKELY(atomic_load_explicit(&fast, memory_order_acquire))) {
         int k = m->kind;
         if (NL_LIKELY(k == PTHREAD_MUTEX_NORMAL || k == PTHREAD_MUTEX_ADAPTIVE_NP)) {
-            g.release(m);
-            if (NL_UNLIKELY(atomic_load_explicit(&m->twait, memory_order_relaxed)))
-                timed_wake(m);
+            release_and_wake(m, m);
             return 0;
         }
     }
@@ -866,10 +869,8 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *pc)
 /* read-write locks                                                         */
 /* ====================================================================== */
 typedef struct nlp_rwlock {
-    _Atomic uint32_t state;    /*  0: RW_WRITER | number of readers      */
-    _Atomic uint32_t seq;      /*  4: futex word, bumped on release       */
-    _Atomic uint32_t sleepers; /*  8: threads asleep (or about to) on seq */
-    uint32_t pad0[3];          /* 12 */
+    _Atomic uint32_t state;    /*  0: RW_WRITER | RW_SLEEPERS | readers; the futex word */
+    uint32_t pad0[5];          /*  4 */
     _Atomic int writer;        /* 24: tid of the write holder (glibc's __cur_writer) */
     int shared;                /* 28: glibc's __shared: non-zero leaves the lock to glibc */
     _Atomic(void *) alg;       /* 32: NUMALOCK_RWLOCK's lock, allocated at first use */
@@ -880,38 +881,35 @@ typedef struct nlp_rwlock {
 _Static_assert(sizeof(nlp_rwlock_t) == sizeof(pthread_rwlock_t), "rwlock layout");
 _Static_assert(offsetof(nlp_rwlock_t, shared) == offsetof(pthread_rwlock_t, __data.__shared), "shared");
 #define RW_WRITER 0x80000000u
+#define RW_SLEEPERS 0x40000000u /* someone sleeps (or is about to) on the state word */
 #define RW_READERS 0x3fffffffu
 
 static inline int rw_is_glibc(const nlp_rwlock_t *r) { return g.mode == MODE_GLIBC || r->shared; }
 
+/* One attempt; the sleeper flag is kept (the new holder's release wakes). */
 static inline int rw_try(nlp_rwlock_t *r, int write)
 {
     uint32_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
-    if (write) {
-        if (s)
-            return EBUSY;
-        return atomic_compare_exchange_strong_explicit(&r->state, &s, RW_WRITER, memory_order_acquire,
-                                                       memory_order_relaxed) ? 0 : EBUSY;
-    }
-    while (!(s & RW_WRITER)) {
-        if ((s & RW_READERS) == RW_READERS)
-            return EAGAIN;
-        if (atomic_compare_exchange_weak_explicit(&r->state, &s, s + 1, memory_order_acquire,
-                                                  memory_order_relaxed))
+    for (;;) {
+        uint32_t n;
+        if (write) {
+            if (s & (RW_WRITER | RW_READERS))
+                return EBUSY;
+            n = s | RW_WRITER;
+        } else {
+            if (s & RW_WRITER)
+                return EBUSY;
+            if ((s & RW_READERS) == RW_READERS)
+                return EAGAIN;
+            n = s + 1;
+        }
+        if (atomic_compare_exchange_weak_explicit(&r->state, &s, n, memory_order_acquire, memory_order_relaxed))
             return 0;
     }
-    return EBUSY;
 }
 
-static void rw_wake(nlp_rwlock_t *r)
-{
-    if (atomic_load(&r->sleepers)) {
-        atomic_fetch_add(&r->seq, 1);
-        futex_wake_n(&r->seq, INT_MAX, 0);
-    }
-}
-
-/* wait for the lock: spin, yield a little, then sleep until a release */
+/* wait for the lock: spin, yield a little, then flag a sleeper in the state
+ * word and sleep on it; a release that clears the flag wakes all sleepers */
 static int rw_wait(nlp_rwlock_t *r, int write, clockid_t clk, const struct timespec *abs)
 {
     int rc;
@@ -926,18 +924,18 @@ static int rw_wait(nlp_rwlock_t *r, int write, clockid_t clk, const struct times
             sched_yield();
     }
     for (;;) {
-        atomic_fetch_add(&r->sleepers, 1);
-        uint32_t seq = atomic_load(&r->seq);
-        if ((rc = rw_try(r, write)) != EBUSY) {
-            atomic_fetch_sub(&r->sleepers, 1);
-            return rc;
-        }
-        int w = futex_wait_abs(&r->seq, seq, abs, clk, 0);
-        atomic_fetch_sub(&r->sleepers, 1);
         if ((rc = rw_try(r, write)) != EBUSY)
             return rc;
-        if (w == ETIMEDOUT)
-            return ETIMEDOUT;
+        uint32_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
+        int busy = write ? (s & (RW_WRITER | RW_READERS)) != 0 : (s & RW_WRITER) != 0;
+        if (!busy)
+            continue;
+        if (!(s & RW_SLEEPERS) &&
+            !atomic_compare_exchange_strong_explicit(&r->state, &s, s | RW_SLEEPERS, memory_order_relaxed,
+                                                     memory_order_relaxed))
+            continue;
+        if (futex_wait_abs(&r->state, s | RW_SLEEPERS, abs, clk, 0) == ETIMEDOUT)
+            return rw_try(r, write) == 0 ? 0 : ETIMEDOUT;
     }
 }
 
@@ -1127,21 +1125,28 @@ EXPORT int nlp_rwlock_unlock(pthread_rwlock_t *pr)
         }
         return 0;
     }
+    /* the release clears the sleeper flag in the same atomic step and wakes
+     * after it: nothing of the rwlock is written once it is released */
+    uint32_t s;
     if (atomic_load_explicit(&r->writer, memory_order_relaxed) == my_tid()) {
         atomic_store_explicit(&r->writer, 0, memory_order_relaxed);
-        atomic_exchange(&r->state, 0);
-        rw_wake(r);
-        return 0;
+        s = atomic_exchange_explicit(&r->state, 0, memory_order_release);
+    } else {
+        s = atomic_load_explicit(&r->state, memory_order_relaxed);
+        for (;;) {
+            if ((s & RW_WRITER) || !(s & RW_READERS))
+                return EPERM; /* not held for reading (nor writing) by this thread */
+            /* the last reader out clears the flag; others leave it to it */
+            uint32_t n = (s & RW_READERS) == 1 ? 0 : s - 1;
+            if (atomic_compare_exchange_weak_explicit(&r->state, &s, n, memory_order_release,
+                                                      memory_order_relaxed))
+                break;
+        }
+        if ((s & RW_READERS) != 1)
+            return 0;
     }
-    uint32_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
-    for (;;) {
-        if ((s & RW_WRITER) || !(s & RW_READERS))
-            return EPERM; /* not held for reading (nor writing) by this thread */
-        if (atomic_compare_exchange_weak(&r->state, &s, s - 1))
-            break;
-    }
-    if ((s & RW_READERS) == 1)
-        rw_wake(r);
+    if (s & RW_SLEEPERS)
+        futex_wake_n(&r->state, INT_MAX, 0);
     return 0;
 }
 
