@@ -366,6 +366,49 @@ static void check_cond_recursive(void)
     ok("cond-with-recursive-held-twice");
 }
 
+/* a barrier from a mutex and a condition variable, untimed waits only: a
+ * lost wake-up hangs here (the test's timeout catches it) */
+#define BAR_THREADS 8
+#define BAR_ROUNDS 3000
+static pthread_mutex_t bm = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t bc = PTHREAD_COND_INITIALIZER;
+static int bar_count;
+static unsigned bar_gen;
+static long bar_sum;
+static void *bar_worker(void *arg)
+{
+    for (int r = 0; r < BAR_ROUNDS; r++) {
+        pthread_mutex_lock(&bm);
+        bar_sum += r;
+        unsigned gen = bar_gen;
+        if (++bar_count == BAR_THREADS) {
+            bar_count = 0;
+            bar_gen++;
+            if (r & 1)
+                pthread_cond_broadcast(&bc);
+            else
+                for (int i = 0; i < BAR_THREADS - 1; i++)
+                    pthread_cond_signal(&bc);
+        } else {
+            while (gen == bar_gen)
+                pthread_cond_wait(&bc, &bm);
+        }
+        pthread_mutex_unlock(&bm);
+    }
+    return arg;
+}
+static void check_barrier(void)
+{
+    pthread_t t[BAR_THREADS];
+    for (int i = 0; i < BAR_THREADS; i++)
+        pthread_create(&t[i], NULL, bar_worker, NULL);
+    for (int i = 0; i < BAR_THREADS; i++)
+        pthread_join(t[i], NULL);
+    EQ(bar_gen, BAR_ROUNDS);
+    EQ(bar_sum, (long)BAR_THREADS * BAR_ROUNDS * (BAR_ROUNDS - 1) / 2);
+    ok("cond-barrier-untimed");
+}
+
 /* a thread cancelled in pthread_cond_wait runs its cleanup with the mutex held */
 static pthread_mutex_t xm = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t xc = PTHREAD_COND_INITIALIZER;
@@ -642,6 +685,7 @@ int main(int argc, char **argv)
     check_exclusion();
     check_cond();
     check_cond_cancel();
+    check_barrier();
     const char *lock = getenv("NUMALOCK_LOCK");
     if (expect && !(lock && !strcmp(lock, "pthread"))) /* "pthread" runs glibc's own */
         check_cond_recursive();
