@@ -24,6 +24,11 @@
 #include "cst_impl.h"
 
 #define SO memory_order_seq_cst
+/* `writers`: the count of writers in (0 or 1: they hold the mutex) and a bit
+ * that parked readers set, so that a leaving writer looks at the per-node
+ * parking only when some reader parked */
+#define RW_COUNT 0x7fffffffu
+#define RW_PARKED 0x80000000u
 
 /* Readers look their snode up from a copy of the list head kept on the
  * readers' line, so that they never read the line of the mutex's global
@@ -52,10 +57,10 @@ static cst_rsnode_t *rs_next(cst_rsnode_t *rs) { return (cst_rsnode_t *)rs->m.ne
 /* ---- readers ------------------------------------------------------------ */
 static int read_enter(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
 {
-    if (atomic_load_explicit(&l->writers, memory_order_relaxed) != 0)
+    if (atomic_load_explicit(&l->writers, memory_order_relaxed) & RW_COUNT)
         return EBUSY;
     atomic_fetch_add_explicit(&rs->readers, 1, SO);
-    if (atomic_load_explicit(&l->writers, SO) == 0)
+    if (!(atomic_load_explicit(&l->writers, SO) & RW_COUNT))
         return 0;
     atomic_fetch_sub_explicit(&rs->readers, 1, SO); /* a writer came first */
     return EBUSY;
@@ -66,14 +71,15 @@ static void read_wait(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
     uint32_t budget = nl_cst_spin_budget();
     nl_spinner_t sp = NL_SPINNER_INIT;
     for (uint32_t i = 0; i < budget; i++) {
-        if (atomic_load_explicit(&l->writers, memory_order_relaxed) == 0)
+        if (!(atomic_load_explicit(&l->writers, memory_order_relaxed) & RW_COUNT))
             return;
         nl_spin_once(&sp);
     }
     /* park on this node's reader list until the last writer leaves */
     uint32_t seq = atomic_load_explicit(&rs->rseq, SO);
     atomic_fetch_add_explicit(&rs->rparked, 1, SO);
-    if (atomic_load_explicit(&l->writers, SO) != 0)
+    atomic_fetch_or_explicit(&l->writers, RW_PARKED, SO);
+    if (atomic_load_explicit(&l->writers, SO) & RW_COUNT)
         nl_futex_wait(&rs->rseq, seq);
     atomic_fetch_sub_explicit(&rs->rparked, 1, SO);
     /* the reader a writer woke wakes the rest of its node */
@@ -131,8 +137,11 @@ static void wake_readers(nl_cst_rwsem_t *l)
 
 static void writer_leave(nl_cst_rwsem_t *l)
 {
-    if (atomic_fetch_sub_explicit(&l->writers, 1, SO) == 1)
+    uint32_t old = atomic_fetch_sub_explicit(&l->writers, 1, SO);
+    if ((old & RW_COUNT) == 1 && (old & RW_PARKED)) {
+        atomic_fetch_and_explicit(&l->writers, ~RW_PARKED, SO);
         wake_readers(l);
+    }
 }
 
 void nl_cst_rwsem_down_write(nl_cst_rwsem_t *l)
@@ -149,7 +158,7 @@ void nl_cst_rwsem_down_write(nl_cst_rwsem_t *l)
 
 int nl_cst_rwsem_down_write_trylock(nl_cst_rwsem_t *l)
 {
-    if (atomic_load_explicit(&l->writers, memory_order_relaxed) != 0 || readers_inside(l))
+    if ((atomic_load_explicit(&l->writers, memory_order_relaxed) & RW_COUNT) || readers_inside(l))
         return EBUSY; /* cheap checks first: no lock traffic for a try bound to fail */
     if (nl_cst_trylock_sz(&l->wlock, sizeof(cst_rsnode_t)) != 0)
         return EBUSY;
