@@ -12,16 +12,6 @@ import org.opentest4j.AssertionFailedError;
 /** Shows that the stress harness can fail: a lock without mutual exclusion and a lock that never grants are caught. */
 class HarnessSelfTest {
 
-    /** "Lock" that excludes nobody. */
-    static final class NoLock implements Lock {
-        @Override public void lock() { }
-        @Override public void lockInterruptibly() { }
-        @Override public boolean tryLock() { return true; }
-        @Override public boolean tryLock(long t, TimeUnit u) { return true; }
-        @Override public void unlock() { }
-        @Override public Condition newCondition() { throw new UnsupportedOperationException(); }
-    }
-
     /** Lock that never becomes free once taken (waiters park forever). */
     static final class StuckLock implements Lock {
         private volatile boolean taken;
@@ -49,7 +39,7 @@ class HarnessSelfTest {
     @Test
     void detectsMissingMutualExclusion() {
         AssertionFailedError e = assertThrows(AssertionFailedError.class,
-                () -> LockStressTest.stress(new NoLock(), 16, 200, true, false));
+                () -> LockStressTest.stress(new LockStressTestSupport.NoLock(), 16, 200, true, false));
         assertTrue(e.getMessage().contains("mutual exclusion") || e.getMessage().contains("lost updates"),
                 e.getMessage());
     }
