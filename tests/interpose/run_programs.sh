@@ -41,6 +41,7 @@ have sqlite3 && check "sqlite3 (recursive mutexes, trylock)" sqlite3 :memory: \
 have node && check "node worker threads (rwlock, trylock, cond)" node "$here/node_threads.js"
 check "cross-thread unlock" "$bin/nl_cross_unlock"
 check "c++ std::mutex/condition_variable timed waits" "$bin/nl_cxx_timed"
+check "C11 mtx_t / cnd_t" "$bin/nl_c11_threads"
 check "lock-bound program, 4 threads" "$bin/nl_lockbound" 4 50000
 echo "$ran programs run under $lock"
 exit $fail
