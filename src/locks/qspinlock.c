@@ -32,11 +32,8 @@
  *            node's grant word.
  * Unlock: one release store of 0 into the locked byte, from any thread.
  *
- * qspinlock-cna has no pending path: the pending waiter takes the lock at the
- * next release whatever its node, and with more threads than cores most
- * hand-overs went that way (kvmap, 8 threads, virtual:2: 40.7 % remote with
- * the pending path, see docs/ALGORITHMS.md); a contended qspinlock-cna
- * acquisition always queues, so CNA chooses every queued hand-over.
+ * qspinlock-cna keeps the pending path, as the kernel patch does: it is used
+ * only while nobody queues, so CNA still chooses every queued hand-over.
  *
  * Differences from Linux, all for user space: trylock does not test the whole
  * word (Linux fails it whenever anybody queues) but the locked byte and the
@@ -145,7 +142,7 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
         nl_cpu_relax();
         val = atomic_load_explicit(&l->val, memory_order_relaxed);
     }
-    if (!cna && !(val & ~QS_LOCKED_MASK)) {
+    if (!(val & ~QS_LOCKED_MASK)) {
         /* no pending waiter, nobody queued: become the pending waiter */
         val = atomic_fetch_or_explicit(&l->val, QS_PENDING, memory_order_acquire);
         if (!(val & ~QS_LOCKED_MASK)) {
