@@ -643,6 +643,36 @@ static void check_pshared(void)
     EQ(pthread_mutex_consistent(&s->rb), 0);
     EQ(pthread_mutex_unlock(&s->rb), 0);
     ok("process-shared-and-robust-left-to-glibc");
+
+    /* a process-shared condition variable between two processes: ping-pong */
+    struct pp { pthread_mutex_t m; pthread_cond_t c; int turn, rounds; } *q;
+    q = mmap(NULL, sizeof *q, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(q != MAP_FAILED);
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    CHECK(pthread_mutex_init(&q->m, &a) == 0);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+    CHECK(pthread_cond_init(&q->c, &ca) == 0);
+    enum { PP_ROUNDS = 2000 };
+    pid = fork();
+    int me = pid == 0 ? 1 : 0;
+    for (int i = 0; i < PP_ROUNDS; i++) {
+        pthread_mutex_lock(&q->m);
+        while (q->turn != me)
+            pthread_cond_wait(&q->c, &q->m);
+        q->turn = !me;
+        q->rounds++;
+        pthread_cond_signal(&q->c);
+        pthread_mutex_unlock(&q->m);
+    }
+    if (pid == 0)
+        _exit(0);
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    EQ(q->rounds, 2 * PP_ROUNDS);
+    ok("process-shared-condition-variable");
 }
 
 /* ---- more threads over the life of the process than thread slots ---------- */
