@@ -31,5 +31,7 @@ for want in pthread_mutex_trylock:GLIBC_2.34 pthread_cond_wait:GLIBC_2.3.2 pthre
 done
 bad=$(nm -D --defined-only "$lib" | awk '$2 != "A" { print $3 }' | grep -v -E '^(nl_|pthread_|__pthread_|mtx_|cnd_)' || true)
 if [ -n "$bad" ]; then echo "unexpected exports: $bad"; fail=1; fi
+# thread-locals use the initial-exec model (no dynamic TLS relocations)
+if readelf -rW "$lib" | grep -q -E "DTPMOD64|TLSDESC"; then echo "dynamic TLS relocations: thread-locals must be initial-exec"; fail=1; fi
 [ $fail -eq 0 ] && echo "exports ok: $(echo "$syms" | grep -c pthread) versioned pthread symbols"
 exit $fail
