@@ -166,7 +166,7 @@ static void report(void)
     row_t *rows = malloc(cap * sizeof *rows);
     if (!rows)
         return;
-    uint64_t total = 0, total_cont = 0, nmutex = 0, nrw = 0;
+    uint64_t total = 0, total_cont = 0, nmutex = 0, nrw = 0, total_reads = 0;
     for (size_t i = 0; i <= NLP_STAT_SLOTS; i++) {
         nlp_stat_t *e = i < NLP_STAT_SLOTS ? &table[i] : &overflow;
         if (atomic_load_explicit(&e->key, memory_order_acquire) <= KEY_BUSY)
@@ -180,6 +180,7 @@ static void report(void)
         r.wait_ns = atomic_load_explicit(&e->wait_ns, memory_order_relaxed) +
                     atomic_load_explicit(&e->read_wait_ns, memory_order_relaxed);
         total += r.s.acquisitions + r.s.read_acquisitions;
+        total_reads += r.s.read_acquisitions;
         total_cont += r.contended;
         if (e->kind == NLP_OBJ_RWLOCK)
             nrw++;
@@ -210,9 +211,9 @@ static void report(void)
     const nl_topology_t *topo = nl_topology_current();
     put(&o, "numalock: lock profile of pid %d (%s), lock %s, topology %s (%d node%s)\n", (int)getpid(),
         program_invocation_name, lock_name, topo->spec, topo->nnodes, topo->nnodes == 1 ? "" : "s");
-    put(&o, "numalock: %zu objects locked (%llu mutexes, %llu rwlocks), %zu contended; %llu acquisitions, %.2f%% contended\n",
+    put(&o, "numalock: %zu objects locked (%llu mutexes, %llu rwlocks), %zu contended; %llu acquisitions (%llu of them rwlock reads), %.2f%% contended\n",
         n, (unsigned long long)nmutex, (unsigned long long)nrw, ncont, (unsigned long long)total,
-        pct(total_cont, total));
+        (unsigned long long)total_reads, pct(total_cont, total));
     /* the contended objects, most contended first; when none was contended,
      * the most acquired ones */
     size_t shown = ncont ? ncont : n;
