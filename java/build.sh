@@ -69,7 +69,7 @@ PY
         out="$(cd "$out" && pwd)"
         cd "$HERE"
         mvn -q -B -Dstyle.color=never -DskipTests package
-        args="${BENCH_ARGS:--f 1 -wi 1 -w 1s -i 2 -r 1s}"
+        args="${BENCH_ARGS:--f 1 -wi 1 -w 500ms -i 2 -r 800ms}"
         # shellcheck disable=SC2086
         set -- "$JDK/bin/java" --enable-native-access=ALL-UNNAMED -jar bench/target/benchmarks.jar \
             --out "$out" $args
