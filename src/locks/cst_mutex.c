@@ -143,6 +143,20 @@ static uint32_t cst_await(_Atomic uint32_t *w, uint32_t spin_value)
     return v;
 }
 
+static void revoke_idle_global(nl_cst_mutex_t *m, cst_snode_t *s0);
+
+/* While a lock has a single snode, the global lock has nobody to exclude: the
+ * last holder of that snode may keep it (`global_held`) when it frees the local
+ * lock, so that an uncontended acquire+release is one exchange and one CAS.
+ * `present` and the local tail are accessed sequentially consistently so that
+ * a second node's arrival and such an idle keep always meet (see cst_unlock
+ * and revoke_idle_global). */
+static inline int single_snode(const nl_cst_mutex_t *m)
+{
+    uint64_t p = atomic_load_explicit(&((nl_cst_mutex_t *)m)->present, memory_order_seq_cst);
+    return (p & (p - 1)) == 0;
+}
+
 /* ---- snodes (sec. 4.1) ------------------------------------------------- */
 cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
 {
@@ -158,7 +172,7 @@ cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
             nl_spin_once(&sp);
             continue;
         }
-        if (atomic_fetch_or_explicit(&m->present, bit, memory_order_acq_rel) & bit)
+        if (atomic_fetch_or_explicit(&m->present, bit, memory_order_seq_cst) & bit)
             continue;
         cst_snode_t *s = NULL;
         if (posix_memalign((void **)&s, NL_CACHELINE, size) || !s) {
@@ -178,6 +192,12 @@ cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
             s->next = h;
         } while (!atomic_compare_exchange_weak_explicit(&m->snodes, &h, s, memory_order_seq_cst,
                                                         memory_order_relaxed));
+        if (h) { /* a second node: the first snode may keep the global lock idle */
+            cst_snode_t *first = h;
+            while (first->next)
+                first = first->next;
+            revoke_idle_global(m, first);
+        }
         return s;
     }
 }
@@ -270,7 +290,7 @@ static void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
     for (;;) {
         atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
         atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
-        cst_qnode_t *pred = atomic_exchange_explicit(&s->tail, me, memory_order_acq_rel);
+        cst_qnode_t *pred = atomic_exchange_explicit(&s->tail, me, memory_order_seq_cst);
         if (me->requeued) /* back in the queue: no longer counted as coming */
             atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_relaxed);
         if (!pred)
@@ -296,7 +316,7 @@ static int cst_trylock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
     atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
     cst_qnode_t *expect = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&s->tail, &expect, me, memory_order_acq_rel,
+    if (!atomic_compare_exchange_strong_explicit(&s->tail, &expect, me, memory_order_seq_cst,
                                                  memory_order_relaxed))
         return EBUSY;
     if (s->global_held) {
@@ -394,20 +414,24 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
             }
         }
         uint32_t coming = inflight + nb + prev_parked;
-        if (s->global_held && !coming) {
+        /* idle keep: nobody is coming, but no other node can want the lock */
+        int idle_keep = s->global_held && !coming && single_snode(m);
+        if (s->global_held && !coming && !idle_keep) {
             global_release(m, s);
             s->global_held = 0;
         }
         if (nb + prev_parked)
             atomic_fetch_add_explicit(&s->inflight, nb + prev_parked, memory_order_relaxed);
         cst_qnode_t *expect = prev;
-        if (atomic_compare_exchange_strong_explicit(&s->tail, &expect, NULL, memory_order_acq_rel,
+        if (atomic_compare_exchange_strong_explicit(&s->tail, &expect, NULL, memory_order_seq_cst,
                                                     memory_order_relaxed)) {
             if (prev_parked) {
                 prev->pnext = batch;
                 batch = prev;
             }
             wake_requeue(batch); /* all of them are out of the queue now */
+            if (idle_keep && !single_snode(m))
+                revoke_idle_global(m, s); /* a second node came meanwhile */
             return;
         }
         /* a newcomer arrived behind prev after all: undo and go on walking */
@@ -421,6 +445,33 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
             s->nparked++;
         }
     }
+}
+
+/* The global lock kept idle by a single snode must go when a second node
+ * arrives. The thread that published the second snode, and a holder that kept
+ * the lock idle and then sees a second node, try to take s0's local lock (queue
+ * node on the stack, never waiting): if that works, they release the global
+ * lock and the local one; if s0's local lock is busy, its holder reads
+ * `present` after having taken it, sees two nodes, and does not keep the
+ * global lock idle. */
+static void revoke_idle_global(nl_cst_mutex_t *m, cst_snode_t *s0)
+{
+    cst_qnode_t q;
+    q.snode = s0;
+    q.requeued = 0;
+    q.pnext = NULL;
+    atomic_store_explicit(&q.beat, 0, memory_order_relaxed);
+    atomic_store_explicit(&q.next, NULL, memory_order_relaxed);
+    atomic_store_explicit(&q.status, CST_UW, memory_order_relaxed);
+    cst_qnode_t *expect = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&s0->tail, &expect, &q, memory_order_seq_cst,
+                                                 memory_order_relaxed))
+        return;
+    if (s0->global_held) {
+        global_release(m, s0);
+        s0->global_held = 0;
+    }
+    cst_unlock(m, &q);
 }
 
 /* ---- public API ----------------------------------------------------------- */
