@@ -27,6 +27,9 @@
  * local lock while the snode keeps the global lock (only when a woken waiter
  * is guaranteed to come back for it): the releasing thread, still running,
  * can take the lock again at once instead of waiting for a wake-up.
+ * Further user-space additions: a holder skips a spinning waiter whose
+ * heartbeat shows it preempted (CST_SKIP), and a lock used from a single node
+ * keeps the global lock idle between uses (revoked when a second node comes).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
