@@ -8,6 +8,9 @@
  *   test_cst mutex         cst-mutex: zero-filled storage works, snodes are
  *                          allocated per node on first use only (footprint),
  *                          over-subscribed parking makes progress
+ *   test_cst revoke        cst-mutex: a lock used from one node keeps its global
+ *                          lock idle; threads of other nodes arriving at random
+ *                          moments (fresh lock each round) must still get in
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -251,6 +254,66 @@ static int test_mutex(void)
     return failures ? 1 : 0;
 }
 
+/* ---- idle keep revoked by a second node ------------------------------------ */
+static nl_cst_mutex_t race_mutex;
+static long race_counter;
+static pthread_barrier_t race_start;
+typedef struct { int node, n, delay; } race_arg_t;
+
+static void *race_worker(void *p)
+{
+    race_arg_t *a = p;
+    nl_thread_set_node(a->node);
+    pthread_barrier_wait(&race_start);
+    for (volatile int i = 0; i < a->delay; i++)
+        ;
+    for (int i = 0; i < a->n; i++) {
+        if (i % 3 == 0 && nl_cst_mutex_trylock(&race_mutex) == 0) {
+            race_counter++;
+            nl_cst_mutex_unlock(&race_mutex);
+            continue;
+        }
+        nl_cst_mutex_lock(&race_mutex);
+        race_counter++;
+        if (i % 50 == 0)
+            sched_yield();
+        nl_cst_mutex_unlock(&race_mutex);
+    }
+    return NULL;
+}
+
+static int test_revoke(void)
+{
+    char err[256];
+    if (nl_topology_set("virtual:4", err, sizeof err)) {
+        fprintf(stderr, "test_cst: %s\n", err);
+        return 2;
+    }
+    enum { ROUNDS = 1000, N = 200 };
+    for (int r = 0; r < ROUNDS; r++) {
+        nl_cst_mutex_init(&race_mutex, NULL);
+        race_counter = 0;
+        int T = 2 + r % 3;
+        pthread_barrier_init(&race_start, NULL, (unsigned)T);
+        pthread_t th[4];
+        race_arg_t a[4];
+        for (int t = 0; t < T; t++) {
+            a[t] = (race_arg_t){ t, N, (r * 7919 + t * 104729) % 20000 };
+            pthread_create(&th[t], NULL, race_worker, &a[t]);
+        }
+        for (int t = 0; t < T; t++)
+            pthread_join(th[t], NULL);
+        CHECK(race_counter == (long)N * T, "round %d: counter %ld, expected %ld", r, race_counter,
+              (long)N * T);
+        nl_cst_mutex_destroy(&race_mutex);
+        pthread_barrier_destroy(&race_start);
+        if (failures)
+            return 1;
+    }
+    printf("test_cst: revoke rounds=%d PASS\n", ROUNDS);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     alarm(120); /* a lost wake-up must fail the test, not hang it */
@@ -260,6 +323,8 @@ int main(int argc, char **argv)
         return test_writer(argv[2]);
     if (argc >= 2 && !strcmp(argv[1], "mutex"))
         return test_mutex();
-    fprintf(stderr, "usage: test_cst share LOCK | writer LOCK | mutex\n");
+    if (argc >= 2 && !strcmp(argv[1], "revoke"))
+        return test_revoke();
+    fprintf(stderr, "usage: test_cst share LOCK | writer LOCK | mutex | revoke\n");
     return 2;
 }
