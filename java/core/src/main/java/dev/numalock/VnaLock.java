@@ -121,6 +121,11 @@ public class VnaLock extends NumaLock {
         return !queues[i].isFree();
     }
 
+    /** Test hook: whether the head of queue {@code i} has published itself as parked (racy snapshot). */
+    final boolean headParked(int i) {
+        return parkedHeads.get(i) != null;
+    }
+
     /** Test hook: whether the flag is set (racy snapshot). */
     final boolean flagSet() {
         return flag != 0;

@@ -103,6 +103,58 @@ class VnaStructureTest {
     }
 
     @Test
+    void parkedHeadsAreWokenByUnlock() throws Exception {
+        ScriptedTopology topo = new ScriptedTopology(4, 2);
+        VnaLock lock = new VnaLock(topo);
+        assertEquals(VnaLock.HeadWait.PARK, lock.headWait());
+        topo.moveTo(0);
+        lock.lock();
+        AtomicInteger entered = new AtomicInteger();
+        List<Thread> heads = new ArrayList<>();
+        for (int node : new int[] {1, 2, 3}) {
+            heads.add(Thread.ofVirtual().start(() -> {
+                topo.moveTo(node);
+                lock.lock();
+                entered.incrementAndGet();
+                Thread.yield();
+                lock.unlock();
+            }));
+        }
+        for (int node : new int[] {1, 2, 3}) {
+            await("head of queue " + node + " parks", () -> lock.headParked(node));
+        }
+        assertEquals(0, entered.get(), "nobody may enter while the lock is held");
+        lock.unlock(); // wakes one head; each later unlock wakes the next
+        for (Thread t : heads) {
+            if (!t.join(Duration.ofSeconds(20))) {
+                fail("a parked head was never woken: " + t);
+            }
+        }
+        assertEquals(3, entered.get());
+        for (int q = 0; q < 4; q++) {
+            assertFalse(lock.headParked(q), "slot " + q + " must be cleared");
+            assertFalse(lock.queueBusy(q));
+        }
+    }
+
+    @Test
+    void spinModeNeverParksHeads() throws Exception {
+        ScriptedTopology topo = new ScriptedTopology(2, 1);
+        VnaLock lock = new VnaLock(topo, false, VnaLock.HeadWait.SPIN);
+        lock.lock();
+        Thread t = Thread.ofVirtual().start(() -> {
+            topo.moveTo(1);
+            lock.lock();
+            lock.unlock();
+        });
+        await("queue 1 is used", () -> lock.queueBusy(1));
+        Thread.sleep(50);
+        assertFalse(lock.headParked(1));
+        lock.unlock();
+        assertTrue(t.join(Duration.ofSeconds(20)));
+    }
+
+    @Test
     void queueCountFollowsTheTopology() {
         assertEquals(4, new VnaLock(new VirtualTopology(4)).queueCount());
         assertEquals(2, new Vna2QLock(new VirtualTopology(4)).queueCount());
