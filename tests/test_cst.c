@@ -54,7 +54,7 @@ static void sleep_ms(int ms)
 /* ---- readers share ------------------------------------------------------- */
 enum { NREADERS = 4 };
 static nl_lock_t *lk;
-static _Atomic int inside, max_inside, entered, writer_in;
+static _Atomic int inside, max_inside, entered, writer_in, release_readers;
 
 static void *reader_share(void *p)
 {
@@ -69,8 +69,8 @@ static void *reader_share(void *p)
     while (atomic_load(&inside) < NREADERS && now_s() - t0 < 10)
         sleep_ms(1);
     atomic_fetch_add(&entered, 1);
-    /* keep holding until all have seen the full count */
-    while (atomic_load(&entered) < NREADERS && now_s() - t0 < 10)
+    /* keep holding until the main thread has tried to write */
+    while (!atomic_load(&release_readers) && now_s() - t0 < 10)
         sleep_ms(1);
     atomic_fetch_sub(&inside, 1);
     nl_lock_read_release(lk);
@@ -105,8 +105,10 @@ static int test_share(const char *name)
         pthread_t w;
         pthread_create(&w, NULL, try_writer, &wrc);
         pthread_join(w, NULL);
-        CHECK(wrc == EBUSY, "%s: write trylock returned %d while readers were inside", name, wrc);
     }
+    CHECK(wrc == EBUSY, "%s: write trylock returned %d while readers were inside (-1: not tried)",
+          name, wrc);
+    atomic_store(&release_readers, 1);
     for (int i = 0; i < NREADERS; i++)
         pthread_join(th[i], NULL);
     int m = atomic_load(&max_inside);
