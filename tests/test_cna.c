@@ -9,7 +9,8 @@
  *              nl_cna_opt_unlock, node-free form nested with the paper form
  *   fairness   nl_cna_set_fairness parsing
  *   sizes      cna 8 bytes, qspinlock 4; cohort/hmcs grow with nodes
- * Usage: test_cna [qspin|cna|fairness|sizes|all] [--topology SPEC]
+ *   passes     c-bo-mcs, c-tkt-tkt, hmcs with local_passes 1, 2, 3, 1000
+ * Usage: test_cna [qspin|cna|fairness|sizes|passes|all] [--topology SPEC]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -247,6 +248,58 @@ static void test_sizes(void)
     }
 }
 
+/* ---- cohort / hmcs with small and large local-pass bounds --------------- */
+static nl_lock_t *hlock;
+static volatile long hcount;
+static volatile int hinside;
+static _Atomic int hbad;
+
+static void *h_worker(void *p)
+{
+    long n = (long)(intptr_t)p;
+    for (long i = 0; i < n; i++) {
+        if ((i & 7) == 0) {
+            if (nl_lock_try(hlock) != 0)
+                nl_lock_acquire(hlock);
+        } else {
+            nl_lock_acquire(hlock);
+        }
+        if (hinside++)
+            atomic_store(&hbad, 1);
+        long c = hcount;
+        if ((i & 63) == 0)
+            sched_yield();
+        hcount = c + 1;
+        hinside--;
+        nl_lock_release(hlock);
+    }
+    return NULL;
+}
+
+static void test_passes(void)
+{
+    const char *names[] = { "c-bo-mcs", "c-tkt-tkt", "hmcs" };
+    uint32_t passes[] = { 1, 2, 3, 1000 };
+    for (int i = 0; i < 3; i++) {
+        for (int k = 0; k < 4; k++) {
+            nl_attr_t a = { .stats = true, .local_passes = passes[k] };
+            hlock = nl_lock_create(names[i], &a);
+            CHECK(hlock != NULL, "%s: cannot create", names[i]);
+            if (!hlock)
+                continue;
+            pthread_t th[8];
+            hcount = 0;
+            for (int t = 0; t < 8; t++)
+                pthread_create(&th[t], NULL, h_worker, (void *)(intptr_t)2000);
+            for (int t = 0; t < 8; t++)
+                pthread_join(th[t], NULL);
+            CHECK(!atomic_load(&hbad), "%s passes=%u: two threads inside", names[i], passes[k]);
+            CHECK(hcount == 8 * 2000, "%s passes=%u: counter %ld", names[i], passes[k], hcount);
+            nl_lock_destroy(hlock);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *what = "all";
@@ -266,6 +319,7 @@ int main(int argc, char **argv)
     if (all || !strcmp(what, "qspin")) test_qspin();
     if (all || !strcmp(what, "cna")) test_cna();
     if (all || !strcmp(what, "fairness")) test_fairness();
+    if (all || !strcmp(what, "passes")) test_passes();
     if (failures) {
         fprintf(stderr, "test_cna: %d failure(s)\n", failures);
         return 1;
