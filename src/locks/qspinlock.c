@@ -122,7 +122,7 @@ static inline int qs_trylock(nl_qspinlock_t *l)
 
 static inline void qs_unlock(nl_qspinlock_t *l)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && !defined(__SANITIZE_THREAD__)
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     /* one store into the locked byte (the other bytes move under CAS) */
     __atomic_store_n((unsigned char *)&l->val, 0, __ATOMIC_RELEASE);
 #else
