@@ -47,7 +47,9 @@ case "$cmd" in
         # printed explicitly below from the XML reports so that it is always visible.
         rm -rf ./*/target/surefire-reports
         set +e
-        mvn -q -B -Dstyle.color=never test
+        # Maven 3.8 prints bare ANSI reset sequences even in batch mode: strip them (pipefail
+        # keeps Maven's exit status).
+        mvn -q -B -Dstyle.color=never test 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
         rc=$?
         set -e
         # sum the counts of all Surefire XML reports (attributes of each <testsuite ...> element)
@@ -74,7 +76,7 @@ case "$cmd" in
         mkdir -p "$out"
         out="$(cd "$out" && pwd)"
         cd "$HERE"
-        mvn -q -B -Dstyle.color=never -DskipTests package
+        mvn -q -B -Dstyle.color=never -DskipTests package 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
         args="${BENCH_ARGS:--f 1 -wi 1 -w 500ms -i 2 -r 800ms}"
         # shellcheck disable=SC2086
         set -- "$JDK/bin/java" --enable-native-access=ALL-UNNAMED -jar bench/target/benchmarks.jar \
