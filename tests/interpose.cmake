@@ -31,7 +31,7 @@ if(TARGET numalock_preload)
     add_test(NAME interpose.programs.${lock}
       COMMAND ${NL_IP_DIR}/run_programs.sh $<TARGET_FILE:numalock_cli> ${lock} ${NL_IP_BIN})
     set_tests_properties(interpose.semantics.${lock} interpose.programs.${lock} PROPERTIES
-      TIMEOUT 240 LABELS interpose SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "cannot replace pthread mutexes")
+      TIMEOUT 600 LABELS interpose SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "cannot replace pthread mutexes")
     # pthread rwlocks on a registered read-write algorithm (NUMALOCK_RWLOCK)
     add_test(NAME interpose.rwlock.${lock}
       COMMAND $<TARGET_FILE:numalock_cli> run --lock hbo --rwlock ${lock} --topology virtual:2 -- $<TARGET_FILE:nl_semantics> --expect-preload)

@@ -53,6 +53,15 @@ static int find_preload(char *out, size_t len)
     return -1;
 }
 
+static volatile pid_t child_pid;
+
+/* a termination request for `numalock run` goes to the program it runs */
+static void forward_signal(int sig)
+{
+    if (child_pid > 0)
+        kill(child_pid, sig);
+}
+
 static void print_file(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -192,9 +201,13 @@ int nl_cli_run(int argc, char **argv)
         fprintf(stderr, "numalock run: cannot run '%s': %s\n", argv[i], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
     }
-    /* the program owns the terminal's signals; we only wait for it */
+    /* the program owns the terminal's signals; we only wait for it, and pass
+     * on the requests to terminate that are sent to us alone */
+    child_pid = pid;
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
+    signal(SIGTERM, forward_signal);
+    signal(SIGHUP, forward_signal);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;

@@ -870,7 +870,7 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *pc)
 /* read-write locks                                                         */
 /* ====================================================================== */
 typedef struct nlp_rwlock {
-    _Atomic uint32_t state;    /*  0: RW_WRITER | RW_SLEEPERS | readers; the futex word */
+    _Atomic uint32_t state;    /*  0: RW_WRITER | RW_SLEEPERS | waiting writers | readers; the futex word */
     uint32_t pad0[5];          /*  4 */
     _Atomic int writer;        /* 24: tid of the write holder (glibc's __cur_writer) */
     int shared;                /* 28: glibc's __shared: non-zero leaves the lock to glibc */
@@ -883,12 +883,23 @@ _Static_assert(sizeof(nlp_rwlock_t) == sizeof(pthread_rwlock_t), "rwlock layout"
 _Static_assert(offsetof(nlp_rwlock_t, shared) == offsetof(pthread_rwlock_t, __data.__shared), "shared");
 #define RW_WRITER 0x80000000u
 #define RW_SLEEPERS 0x40000000u /* someone sleeps (or is about to) on the state word */
-#define RW_READERS 0x3fffffffu
+#define RW_WWAIT 0x3fc00000u    /* writers waiting (counted for the writer-preferring kind) */
+#define RW_WWAIT_ONE 0x00400000u
+#define RW_READERS 0x003fffffu
+
+/* PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP: new readers wait for waiting
+ * writers (the program promises no recursive read locks) */
+static inline int rw_prefers_writers(const nlp_rwlock_t *r)
+{
+    return r->flags == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
 
 static inline int rw_is_glibc(const nlp_rwlock_t *r) { return g.mode == MODE_GLIBC || r->shared; }
 
-/* One attempt; the sleeper flag is kept (the new holder's release wakes). */
-static inline int rw_try(nlp_rwlock_t *r, int write)
+/* One attempt; the sleeper flag is kept (the new holder's release wakes).
+ * `registered`: the caller counted itself among the waiting writers, and
+ * taking the lock takes it out of the count in the same step. */
+static inline int rw_try_reg(nlp_rwlock_t *r, int write, int registered)
 {
     uint32_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
     for (;;) {
@@ -896,9 +907,9 @@ static inline int rw_try(nlp_rwlock_t *r, int write)
         if (write) {
             if (s & (RW_WRITER | RW_READERS))
                 return EBUSY;
-            n = s | RW_WRITER;
+            n = (s | RW_WRITER) - (registered ? RW_WWAIT_ONE : 0);
         } else {
-            if (s & RW_WRITER)
+            if ((s & RW_WRITER) || ((s & RW_WWAIT) && rw_prefers_writers(r)))
                 return EBUSY;
             if ((s & RW_READERS) == RW_READERS)
                 return EAGAIN;
@@ -908,16 +919,39 @@ static inline int rw_try(nlp_rwlock_t *r, int write)
             return 0;
     }
 }
+static inline int rw_try(nlp_rwlock_t *r, int write) { return rw_try_reg(r, write, 0); }
+
+/* a waiting writer leaves the count without the lock (timeout): readers it
+ * held back may go, so sleepers are woken */
+static void rw_unregister(nlp_rwlock_t *r)
+{
+    uint32_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&r->state, &s, (s - RW_WWAIT_ONE) & ~RW_SLEEPERS,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        ;
+    if (s & RW_SLEEPERS)
+        futex_wake_n(&r->state, INT_MAX, 0);
+}
 
 /* wait for the lock: spin, yield a little, then flag a sleeper in the state
  * word and sleep on it; a release that clears the flag wakes all sleepers */
 static int rw_wait(nlp_rwlock_t *r, int write, clockid_t clk, const struct timespec *abs)
 {
-    int rc;
+    int rc, reg = 0;
     if (abs && bad_time(abs))
         return EINVAL;
+    if (write && rw_prefers_writers(r)) { /* count this writer: new readers hold back */
+        uint32_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
+        while ((s & RW_WWAIT) != RW_WWAIT) {
+            if (atomic_compare_exchange_weak_explicit(&r->state, &s, s + RW_WWAIT_ONE, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                reg = 1;
+                break;
+            }
+        }
+    }
     for (int i = 0; i < 128; i++) {
-        if ((rc = rw_try(r, write)) != EBUSY)
+        if ((rc = rw_try_reg(r, write, reg)) != EBUSY)
             return rc;
         if (i < 120)
             nl_cpu_relax();
@@ -925,18 +959,24 @@ static int rw_wait(nlp_rwlock_t *r, int write, clockid_t clk, const struct times
             sched_yield();
     }
     for (;;) {
-        if ((rc = rw_try(r, write)) != EBUSY)
+        if ((rc = rw_try_reg(r, write, reg)) != EBUSY)
             return rc;
         uint32_t s = atomic_load_explicit(&r->state, memory_order_relaxed);
-        int busy = write ? (s & (RW_WRITER | RW_READERS)) != 0 : (s & RW_WRITER) != 0;
+        int busy = write ? (s & (RW_WRITER | RW_READERS)) != 0
+                         : (s & RW_WRITER) || ((s & RW_WWAIT) && rw_prefers_writers(r));
         if (!busy)
             continue;
         if (!(s & RW_SLEEPERS) &&
             !atomic_compare_exchange_strong_explicit(&r->state, &s, s | RW_SLEEPERS, memory_order_relaxed,
                                                      memory_order_relaxed))
             continue;
-        if (futex_wait_abs(&r->state, s | RW_SLEEPERS, abs, clk, 0) == ETIMEDOUT)
-            return rw_try(r, write) == 0 ? 0 : ETIMEDOUT;
+        if (futex_wait_abs(&r->state, s | RW_SLEEPERS, abs, clk, 0) == ETIMEDOUT) {
+            if (rw_try_reg(r, write, reg) == 0)
+                return 0;
+            if (reg)
+                rw_unregister(r);
+            return ETIMEDOUT;
+        }
     }
 }
 
@@ -1131,14 +1171,17 @@ EXPORT int nlp_rwlock_unlock(pthread_rwlock_t *pr)
     uint32_t s;
     if (atomic_load_explicit(&r->writer, memory_order_relaxed) == my_tid()) {
         atomic_store_explicit(&r->writer, 0, memory_order_relaxed);
-        s = atomic_exchange_explicit(&r->state, 0, memory_order_release);
+        s = atomic_load_explicit(&r->state, memory_order_relaxed);
+        while (!atomic_compare_exchange_weak_explicit(&r->state, &s, s & RW_WWAIT, memory_order_release,
+                                                      memory_order_relaxed))
+            ;
     } else {
         s = atomic_load_explicit(&r->state, memory_order_relaxed);
         for (;;) {
             if ((s & RW_WRITER) || !(s & RW_READERS))
                 return EPERM; /* not held for reading (nor writing) by this thread */
             /* the last reader out clears the flag; others leave it to it */
-            uint32_t n = (s & RW_READERS) == 1 ? 0 : s - 1;
+            uint32_t n = (s & RW_READERS) == 1 ? (s & RW_WWAIT) : s - 1;
             if (atomic_compare_exchange_weak_explicit(&r->state, &s, n, memory_order_release,
                                                       memory_order_relaxed))
                 break;

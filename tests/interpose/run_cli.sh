@@ -18,6 +18,7 @@ grep -q "virtual:0" "$tmp/err" || { echo "FAIL: message: $(cat "$tmp/err")"; fai
 "$cli" run --lock tas -- sh -c 'exit 7'; expect "exit status returned" 7 $?
 "$cli" run --lock tas -- /nonexistent/program 2>/dev/null; expect "missing program" 127 $?
 "$cli" run --lock tas -- sh -c 'kill -TERM $$'; expect "signal status" 143 $?
+timeout 2 "$cli" run --lock tas -- sleep 30; expect "SIGTERM forwarded to the program" 124 $?
 
 # --stats: the profile goes to stderr, the program's stdout is unchanged
 "$bin/nl_lockbound" 4 300000 > "$tmp/ref"

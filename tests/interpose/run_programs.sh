@@ -17,14 +17,20 @@ fail=0; ran=0
 check() {
     name=$1; shift
     "$@" > "$tmp/ref" 2>"$tmp/ref.err"; rs=$?
-    "$cli" run --lock "$lock" -- "$@" > "$tmp/out" 2>"$tmp/out.err"; os=$?
+    t0=$(date +%s)
+    # a program that hangs under the lock is reported as such (exit 124)
+    timeout 100 "$cli" run --lock "$lock" -- "$@" > "$tmp/out" 2>"$tmp/out.err"; os=$?
+    secs=$(( $(date +%s) - t0 ))
     ran=$((ran + 1))
-    if [ $rs -ne $os ] || ! cmp -s "$tmp/ref" "$tmp/out"; then
+    if [ $os -eq 124 ]; then
+        echo "FAIL $name under $lock: still running after 100 s (killed)"
+        fail=1
+    elif [ $rs -ne $os ] || ! cmp -s "$tmp/ref" "$tmp/out"; then
         echo "FAIL $name under $lock: exit $os (reference $rs), stdout $(md5sum < "$tmp/out" | cut -c1-12) (reference $(md5sum < "$tmp/ref" | cut -c1-12))"
         head -5 "$tmp/out.err"
         fail=1
     else
-        echo "ok   $name ($(wc -c < "$tmp/out") bytes of output, exit $os)"
+        echo "ok   $name ($(wc -c < "$tmp/out") bytes of output, exit $os, ${secs}s)"
     fi
 }
 have() { command -v "$1" >/dev/null 2>&1 || { echo "skip $1: not installed (make deps)"; return 1; }; }

@@ -538,6 +538,48 @@ exclusion:;
     ok("rwlock-exclusion");
 }
 
+/* writer-preferring kind: readers that keep overlapping must let a writer in */
+static pthread_rwlock_t wp = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+static atomic_int wp_stop, wp_reads;
+static void *wp_reader(void *arg)
+{
+    while (!atomic_load(&wp_stop)) {
+        pthread_rwlock_rdlock(&wp);
+        atomic_fetch_add(&wp_reads, 1);
+        usleep(2000); /* two readers, each holding 2 ms: the lock is never free of readers */
+        pthread_rwlock_unlock(&wp);
+    }
+    return arg;
+}
+static void check_rwlock_writer_preference(void)
+{
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, wp_reader, NULL);
+    while (atomic_load(&wp_reads) < 4)
+        usleep(1000);
+    double t0 = now_s(CLOCK_MONOTONIC);
+    struct timespec dl = in_ms(CLOCK_REALTIME, 5000);
+    EQ(pthread_rwlock_timedwrlock(&wp, &dl), 0); /* within 5 s: the readers hold back */
+    CHECK(now_s(CLOCK_MONOTONIC) - t0 < 5.0);
+    EQ(pthread_rwlock_unlock(&wp), 0);
+    atomic_store(&wp_stop, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    /* a writer that times out lets held-back readers go */
+    pthread_rwlock_t w2;
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    EQ(pthread_rwlock_init(&w2, &ra), 0);
+    EQ(pthread_rwlock_rdlock(&w2), 0);
+    EQ((long)other(rw_timedwr, &w2), ETIMEDOUT);
+    EQ((long)other(rw_tryrd, &w2), 0);
+    EQ(pthread_rwlock_unlock(&w2), 0);
+    EQ(pthread_rwlock_destroy(&w2), 0);
+    ok("rwlock-writer-preference");
+}
+
 /* ---- fork in a threaded program -------------------------------------------- */
 static atomic_int fork_stop;
 static pthread_mutex_t fm = PTHREAD_MUTEX_INITIALIZER;
@@ -760,6 +802,8 @@ int main(int argc, char **argv)
     if (expect && !(lock && !strcmp(lock, "pthread"))) /* "pthread" runs glibc's own */
         check_cond_recursive();
     check_rwlock();
+    if (!getenv("NUMALOCK_RWLOCK"))
+        check_rwlock_writer_preference();
     check_fork();
     check_pshared();
     check_many_threads();
