@@ -49,7 +49,7 @@ test-c:
 	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 300
 
 test-tsan: tsan
-	cd $(TSAN_BUILD) && ctest -j $(JOBS) --output-on-failure -L tsan --timeout 600
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 exitcode=66" ctest -j $(JOBS) --output-on-failure -LE verify --timeout 900
 
 test-java:
 	@if [ -x java/build.sh ]; then java/build.sh test; else echo "java: no module yet"; fi
