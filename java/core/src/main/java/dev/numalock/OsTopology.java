@@ -22,7 +22,8 @@ import java.util.TreeMap;
  * &amp; Memory API ({@code java.lang.foreign}, final since JDK 22). The CPU-to-node table comes from
  * {@code /sys/devices/system/node/node*}{@code /cpulist} and the node-to-socket table from
  * {@code /sys/devices/system/cpu/cpuN/topology/physical_package_id}; both are cached and re-read at
- * most every {@link #TABLE_REFRESH_NANOS} (CPU hot-plug, cpuset changes). Node ids are renumbered
+ * most every {@link #TABLE_REFRESH_NANOS} (CPU hot-plug, cpuset changes; the age is checked every 64th
+ * time a thread asks the OS). Node ids are renumbered
  * densely from 0 in the order of the kernel's ids; the node count is fixed when the instance is
  * created (a node that appears later is folded into node 0).
  *
@@ -50,7 +51,8 @@ public final class OsTopology implements Topology {
     private volatile int[] nodeToSocket;
     private volatile int sockets;
     private volatile long nextTableRefresh;
-    private final ThreadLocal<int[]> cache = ThreadLocal.withInitial(() -> new int[] {0, 0});
+    /** Per thread: {cached node, queries left before asking the OS, OS queries left before checking the table age}. */
+    private final ThreadLocal<int[]> cache = ThreadLocal.withInitial(() -> new int[] {0, 0, 0});
 
     /** The process-wide instance reading {@code /sys}. */
     public static OsTopology instance() {
@@ -126,7 +128,10 @@ public final class OsTopology implements Topology {
             return c[0];
         }
         c[1] = refreshCalls;
-        maybeRefreshTables();
+        if (--c[2] <= 0) {
+            c[2] = 64; // reading the clock costs more than sched_getcpu: check the table age sometimes
+            maybeRefreshTables();
+        }
         c[0] = nodeOfCpu(currentCpu());
         return c[0];
     }
