@@ -125,6 +125,24 @@ class TopologyTest {
     }
 
     @Test
+    void rereadsTheTablesPeriodically(@TempDir Path root) throws Exception {
+        write(root.resolve("node/node0/cpulist"), "0-1\n");
+        write(root.resolve("node/node1/cpulist"), "2-3\n");
+        OsTopology t = new OsTopology(root, 1);
+        assertEquals(0, t.nodeOfCpu(0));
+        assertEquals(1, t.nodeOfCpu(3));
+        // the CPUs move between the nodes (e.g. hot-plug); visible after the refresh interval
+        write(root.resolve("node/node0/cpulist"), "2-3\n");
+        write(root.resolve("node/node1/cpulist"), "0-1\n");
+        Thread.sleep(OsTopology.TABLE_REFRESH_NANOS / 1_000_000 + 100);
+        for (int i = 0; i < 200; i++) {
+            t.currentNode();
+        }
+        assertEquals(1, t.nodeOfCpu(0));
+        assertEquals(0, t.nodeOfCpu(3));
+    }
+
+    @Test
     void missingSysfsMeansOneNode(@TempDir Path root) {
         OsTopology t = new OsTopology(root.resolve("nothing"), 4);
         assertEquals(1, t.nodeCount());
