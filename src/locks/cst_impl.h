@@ -75,6 +75,23 @@ NL_HIDDEN int nl_cst_trylock_sz(nl_cst_mutex_t *m, size_t snode_size);
 NL_HIDDEN size_t nl_cst_snode_count(const nl_cst_mutex_t *m);
 /* Spin budget (calls of nl_spin_once) before parking, from the system load. */
 NL_HIDDEN uint32_t nl_cst_spin_budget(void);
+/* Overloaded (more runnable tasks than CPUs, sampled every few ms)? */
+NL_HIDDEN bool nl_cst_overloaded(void);
+/* Busy-wait pauses before a CST waiter yields while the system is overloaded:
+ * every pause then is CPU time a preempted holder or reader does not get
+ * (rwhash, 10 threads on 2 cores: 5 pauses 1.27x pthread-rwlock, 100 pauses
+ * 0.67x; see docs/ALGORITHMS.md). */
+#define CST_OVERLOAD_PAUSES 5u
+/* A spinner for CST wait loops: as nl_spin_once's, but when overloaded it
+ * starts only CST_OVERLOAD_PAUSES pauses short of yielding. */
+static inline nl_spinner_t cst_spinner(void)
+{
+    nl_spinner_t sp = NL_SPINNER_INIT;
+    uint32_t spins = nl_wait_policy.spins;
+    if (nl_wait_policy.kind != NL_WAIT_SPIN && spins > CST_OVERLOAD_PAUSES && nl_cst_overloaded())
+        sp.n = spins - CST_OVERLOAD_PAUSES;
+    return sp;
+}
 /* Parked waiters woken at once: the CPUs of one node (at least 1). */
 NL_HIDDEN uint32_t nl_cst_wake_batch(void);
 

@@ -107,15 +107,23 @@ static void load_sample(void)
     atomic_store_explicit(&load_over, r < 0 || r > cpus_online(), memory_order_relaxed);
 }
 
+bool nl_cst_overloaded(void)
+{
+    load_sample();
+    return atomic_load_explicit(&load_over, memory_order_relaxed) != 0;
+}
+
 uint32_t nl_cst_spin_budget(void)
 {
     if (nl_wait_policy.kind != NL_WAIT_PARK)
         return UINT32_MAX; /* "spin" and "yield" policies never park */
-    load_sample();
     uint32_t spins = nl_wait_policy.spins;
-    /* overloaded: spin briefly, yield twice, park; otherwise keep spinning
-     * (and yielding, which returns at once on an idle CPU) much longer */
-    return atomic_load_explicit(&load_over, memory_order_relaxed) ? spins + 2 : spins + 256;
+    /* overloaded: a few pauses (cst_spinner), yield twice, park; otherwise
+     * keep spinning (and yielding, which returns at once on an idle CPU)
+     * much longer */
+    if (nl_cst_overloaded())
+        return (spins < CST_OVERLOAD_PAUSES ? spins : CST_OVERLOAD_PAUSES) + 2;
+    return spins + 256;
 }
 
 uint32_t nl_cst_wake_batch(void)
@@ -129,7 +137,7 @@ uint32_t nl_cst_wake_batch(void)
 static uint32_t cst_await(_Atomic uint32_t *w, uint32_t spin_value)
 {
     uint32_t budget = nl_cst_spin_budget();
-    nl_spinner_t sp = NL_SPINNER_INIT;
+    nl_spinner_t sp = cst_spinner();
     uint32_t v;
     for (uint32_t i = 0; i < budget; i++) {
         v = atomic_load_explicit(w, memory_order_acquire);
@@ -164,7 +172,7 @@ static inline int single_snode(const nl_cst_mutex_t *m)
 cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
 {
     uint64_t bit = 1ull << (node & 63);
-    nl_spinner_t sp = NL_SPINNER_INIT;
+    nl_spinner_t sp = cst_spinner();
     for (;;) {
         cst_snode_t *head = atomic_load_explicit(&m->snodes, memory_order_acquire);
         for (cst_snode_t *s = head; s; s = s->next)
@@ -235,7 +243,7 @@ static void global_release(nl_cst_mutex_t *m, cst_snode_t *s)
         if (atomic_compare_exchange_strong_explicit(&m->gtail, &expect, NULL, memory_order_acq_rel,
                                                     memory_order_relaxed))
             return;
-        nl_spinner_t sp = NL_SPINNER_INIT;
+        nl_spinner_t sp = cst_spinner();
         while (!(next = atomic_load_explicit(&s->gnext, memory_order_acquire)))
             nl_spin_once(&sp);
     }
@@ -260,7 +268,7 @@ static void after_local(nl_cst_mutex_t *m, cst_snode_t *s)
 static uint32_t local_wait(cst_qnode_t *me)
 {
     uint32_t budget = nl_cst_spin_budget();
-    nl_spinner_t sp = NL_SPINNER_INIT;
+    nl_spinner_t sp = cst_spinner();
     uint32_t v;
     for (uint32_t i = 0; i < budget; i++) {
         v = atomic_load_explicit(&me->status, memory_order_acquire);
@@ -361,7 +369,7 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
         global_release(m, s);
         s->global_held = 0;
     }
-    nl_spinner_t sp = NL_SPINNER_INIT;
+    nl_spinner_t sp = cst_spinner();
     cst_qnode_t *prev = me; /* walked so far; prev != me: a skipped parked waiter */
     for (;;) {
         cst_qnode_t *next = atomic_load_explicit(&prev->next, memory_order_acquire);
