@@ -69,7 +69,7 @@ static int read_enter(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
 static void read_wait(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
 {
     uint32_t budget = nl_cst_spin_budget();
-    nl_spinner_t sp = NL_SPINNER_INIT;
+    nl_spinner_t sp = cst_spinner();
     for (uint32_t i = 0; i < budget; i++) {
         if (!(atomic_load_explicit(&l->writers, memory_order_relaxed) & RW_COUNT))
             return;
@@ -150,7 +150,7 @@ void nl_cst_rwsem_down_write(nl_cst_rwsem_t *l)
     atomic_fetch_add_explicit(&l->writers, 1, SO); /* new readers wait from now on */
     /* readers already inside drain; the writer does not park here */
     for (cst_rsnode_t *rs = rs_first(l); rs; rs = rs_next(rs)) {
-        nl_spinner_t sp = NL_SPINNER_INIT;
+        nl_spinner_t sp = cst_spinner();
         while (atomic_load_explicit(&rs->readers, SO) != 0)
             nl_spin_once(&sp);
     }
