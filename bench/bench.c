@@ -230,6 +230,19 @@ int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r
     return rc;
 }
 
+size_t bench_locks_with(const bench_ctx_t *c, const char *baseline, const nl_lock_ops_t **out)
+{
+    size_t n = 0;
+    int has = 0;
+    for (size_t i = 0; i < c->nlocks; i++) {
+        out[n++] = c->locks[i];
+        has |= !strcmp(c->locks[i]->name, baseline);
+    }
+    if (!has && nl_lock_find(baseline))
+        out[n++] = nl_lock_find(baseline);
+    return n;
+}
+
 void bench_ratios(bench_ctx_t *c, const char *baseline)
 {
     for (size_t i = 0; i < c->nrecords; i++) {

@@ -90,6 +90,9 @@ typedef struct bench_tp_args {
 int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r);
 
 double bench_fairness(const uint64_t *per_thread, int n);
+/* The requested locks, plus `baseline` at the end unless requested: out must
+ * hold BENCH_MAX_LOCKS + 1 entries; returns the count. */
+size_t bench_locks_with(const bench_ctx_t *c, const char *baseline, const nl_lock_ops_t **out);
 void bench_ratios(bench_ctx_t *c, const char *baseline);
 
 /* the entry point of `numalock bench` (argv[0] is the workload name) */

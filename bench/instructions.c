@@ -127,15 +127,9 @@ static int instr_run(bench_ctx_t *c)
         snprintf(c->err, sizeof c->err, "bad instructions parameters: --pairs must be at least 1");
         return EINVAL;
     }
+    /* pthread is always measured: the ratios are against it */
     const nl_lock_ops_t *locks[BENCH_MAX_LOCKS + 1];
-    size_t n = 0;
-    int has_pthread = 0;
-    for (size_t i = 0; i < c->nlocks; i++) {
-        locks[n++] = c->locks[i];
-        has_pthread |= !strcmp(c->locks[i]->name, "pthread");
-    }
-    if (!has_pthread)
-        locks[n++] = nl_lock_find("pthread");
+    size_t n = bench_locks_with(c, "pthread", locks);
     double per[BENCH_MAX_LOCKS + 1], base = 0;
     for (size_t i = 0; i < n; i++) {
         int rc = measure(c, locks[i], pairs, &per[i]);

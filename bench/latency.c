@@ -42,14 +42,7 @@ static int lat_run(bench_ctx_t *c)
         pthread_join(t, NULL);
     /* pthread is always measured: the ratios are against it */
     const nl_lock_ops_t *locks[BENCH_MAX_LOCKS + 1];
-    size_t n = 0;
-    int has_pthread = 0;
-    for (size_t i = 0; i < c->nlocks; i++) {
-        locks[n++] = c->locks[i];
-        has_pthread |= !strcmp(c->locks[i]->name, "pthread");
-    }
-    if (!has_pthread)
-        locks[n++] = nl_lock_find("pthread");
+    size_t n = bench_locks_with(c, "pthread", locks);
     nl_lock_t *h[BENCH_MAX_LOCKS + 1];
     double *ns = calloc(n * (size_t)rounds, sizeof *ns);
     if (!ns)

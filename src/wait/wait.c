@@ -87,57 +87,50 @@ void nl_futex_wake(void *addr, int n)
     syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
-uint32_t nl_await32_slow(_Atomic uint32_t *w)
+/* The slow path of a grant-word wait, for both widths (`wide`: the word is
+ * 64 bits and the futex sleeps on its low half, little-endian). Spin, yield,
+ * then move the word from WAITING to PARKED and sleep until it changes. */
+static uint64_t await_slow(void *w, bool wide)
 {
-    uint32_t v;
-    nl_spinner_t sp = NL_SPINNER_INIT;
-    uint32_t budget = nl_wait_policy.spins;
-    if (nl_wait_policy.kind == NL_WAIT_PARK && budget != UINT32_MAX)
-        budget += nl_wait_policy.yields;
-    for (uint32_t i = 0; nl_wait_policy.kind != NL_WAIT_PARK || i < budget; i++) {
-        v = atomic_load_explicit(w, memory_order_acquire);
-        if (v != NL_GRANT_WAITING && v != NL_GRANT_PARKED)
-            return v;
-        nl_spin_once(&sp);
-    }
-    for (;;) {
-        uint32_t expect = NL_GRANT_WAITING;
-        if (atomic_compare_exchange_strong_explicit(w, &expect, NL_GRANT_PARKED,
-                                                    memory_order_acq_rel, memory_order_acquire) ||
-            expect == NL_GRANT_PARKED) {
-            nl_futex_wait(w, NL_GRANT_PARKED);
-        }
-        v = atomic_load_explicit(w, memory_order_acquire);
-        if (v != NL_GRANT_WAITING && v != NL_GRANT_PARKED)
-            return v;
-    }
-}
-
-uint64_t nl_await64_slow(_Atomic uint64_t *w)
-{
+    _Atomic uint32_t *w32 = w;
+    _Atomic uint64_t *w64 = w;
+#define LOAD() (wide ? atomic_load_explicit(w64, memory_order_acquire) \
+                     : (uint64_t)atomic_load_explicit(w32, memory_order_acquire))
     uint64_t v;
     nl_spinner_t sp = NL_SPINNER_INIT;
     uint32_t budget = nl_wait_policy.spins;
     if (nl_wait_policy.kind == NL_WAIT_PARK && budget != UINT32_MAX)
         budget += nl_wait_policy.yields;
     for (uint32_t i = 0; nl_wait_policy.kind != NL_WAIT_PARK || i < budget; i++) {
-        v = atomic_load_explicit(w, memory_order_acquire);
+        v = LOAD();
         if (v != NL_GRANT_WAITING && v != NL_GRANT_PARKED)
             return v;
         nl_spin_once(&sp);
     }
     for (;;) {
-        uint64_t expect = NL_GRANT_WAITING;
-        if (atomic_compare_exchange_strong_explicit(w, &expect, NL_GRANT_PARKED,
-                                                    memory_order_acq_rel, memory_order_acquire) ||
-            expect == NL_GRANT_PARKED) {
-            nl_futex_wait((void *)w, NL_GRANT_PARKED);
+        bool parked;
+        if (wide) {
+            uint64_t expect = NL_GRANT_WAITING;
+            parked = atomic_compare_exchange_strong_explicit(w64, &expect, NL_GRANT_PARKED,
+                                                             memory_order_acq_rel, memory_order_acquire) ||
+                     expect == NL_GRANT_PARKED;
+        } else {
+            uint32_t expect = NL_GRANT_WAITING;
+            parked = atomic_compare_exchange_strong_explicit(w32, &expect, NL_GRANT_PARKED,
+                                                             memory_order_acq_rel, memory_order_acquire) ||
+                     expect == NL_GRANT_PARKED;
         }
-        v = atomic_load_explicit(w, memory_order_acquire);
+        if (parked)
+            nl_futex_wait(w, NL_GRANT_PARKED);
+        v = LOAD();
         if (v != NL_GRANT_WAITING && v != NL_GRANT_PARKED)
             return v;
     }
+#undef LOAD
 }
+
+uint32_t nl_await32_slow(_Atomic uint32_t *w) { return (uint32_t)await_slow(w, false); }
+uint64_t nl_await64_slow(_Atomic uint64_t *w) { return await_slow(w, true); }
 
 uint64_t nl_now_ns(void)
 {
