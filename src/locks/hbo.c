@@ -4,6 +4,15 @@
  * that sees a holder on its own node backs off briefly (it is likely to get
  * the line from a near cache); one that sees a remote holder backs off much
  * longer, so the lock tends to stay on one node. Unfair by design.
+ *
+ * Blocking (numalock addition, for over-subscription and long critical
+ * sections): after HBO_PARK_ROUNDS backoff rounds a waiter sets the PARKED
+ * bit and sleeps on a futex on the word (the "three-state" futex mutex
+ * protocol). Release exchanges the word with 0 and wakes one sleeper only if
+ * PARKED was set. A waiter that has parked once acquires with PARKED set, so
+ * sleepers it may have left behind are woken at its release (no lost
+ * wake-up: a sleeper always has the bit set in the word, or a wake-up on its
+ * way).
  */
 #include <errno.h>
 #include "numalock/spinlocks.h"
@@ -13,6 +22,8 @@
 #define LOCAL_MAX 256u
 #define REMOTE_MIN 64u
 #define REMOTE_MAX 4096u
+#define HBO_PARKED 0x80000000u
+#define HBO_PARK_ROUNDS 16u /* backoff rounds (the later ones yield) before parking */
 
 int nl_hbo_try(nl_hbo_t *l)
 {
@@ -31,16 +42,31 @@ void nl_hbo_acquire(nl_hbo_t *l)
                                                           memory_order_relaxed)))
         return;
     uint32_t local = LOCAL_MIN, remote = REMOTE_MIN, rounds = 0;
+    uint32_t want = me; /* me | PARKED once this waiter has slept */
     for (;;) {
-        uint32_t holder = atomic_load_explicit(&l->word, memory_order_relaxed);
-        if (holder == 0) {
+        uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
+        if (v == 0) {
             expect = 0;
-            if (atomic_compare_exchange_strong_explicit(&l->word, &expect, me,
+            if (atomic_compare_exchange_strong_explicit(&l->word, &expect, want,
                                                         memory_order_acquire,
                                                         memory_order_relaxed))
                 return;
-            holder = expect;
+            v = expect;
         }
+        if (rounds >= HBO_PARK_ROUNDS && nl_wait_policy.kind == NL_WAIT_PARK && v) {
+            /* sleep until a release: announce it in the word first */
+            if ((v & HBO_PARKED) ||
+                atomic_compare_exchange_strong_explicit(&l->word, &v, v | HBO_PARKED,
+                                                        memory_order_relaxed,
+                                                        memory_order_relaxed)) {
+                nl_futex_wait(&l->word, v | HBO_PARKED);
+                want = me | HBO_PARKED;
+                local = LOCAL_MIN;
+                remote = REMOTE_MIN;
+            }
+            continue;
+        }
+        uint32_t holder = v & ~HBO_PARKED;
         uint32_t *b = holder == me ? &local : &remote;
         uint32_t cap = holder == me ? LOCAL_MAX : REMOTE_MAX;
         uint32_t n = 1 + (uint32_t)(nl_rand() % *b);
@@ -54,7 +80,11 @@ void nl_hbo_acquire(nl_hbo_t *l)
     }
 }
 
-void nl_hbo_release(nl_hbo_t *l) { atomic_store_explicit(&l->word, 0, memory_order_release); }
+void nl_hbo_release(nl_hbo_t *l)
+{
+    if (atomic_exchange_explicit(&l->word, 0, memory_order_release) & HBO_PARKED)
+        nl_futex_wake(&l->word, 1);
+}
 
 static void op_acquire(void *l) { nl_hbo_acquire(l); }
 static int op_try(void *l) { return nl_hbo_try(l); }
@@ -62,9 +92,9 @@ static void op_release(void *l) { nl_hbo_release(l); }
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_hbo = {
     .name = "hbo",
-    .description = "hierarchical backoff: short backoff behind a same-node holder",
+    .description = "hierarchical backoff: short backoff behind a same-node holder, then park",
     .paper = "Radovic & Hagersten, HPCA 2003 (CNA paper sec. 2)",
     .size = sizeof(nl_hbo_t), .align = 4,
-    .props = NL_PROP_NUMA_AWARE | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
+    .props = NL_PROP_NUMA_AWARE | NL_PROP_BLOCKING | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
     .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
 };
