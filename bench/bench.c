@@ -197,14 +197,12 @@ int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r
         nl_lock_stats(sh.lock, &s0);
         for (int i = 0; i < T; i++)
             start[i] = atomic_load_explicit(&sh.counters[i].ops, memory_order_relaxed);
-        uint64_t t0 = 0;
-        { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); t0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec; }
+        uint64_t t0 = bench_now_ns();
         sleep_s(a->duration);
-        uint64_t t1;
         for (int i = 0; i < T; i++)
             r->per_thread_ops[i] = atomic_load_explicit(&sh.counters[i].ops, memory_order_relaxed) - start[i];
         nl_lock_stats(sh.lock, &s1);
-        { struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts); t1 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec; }
+        uint64_t t1 = bench_now_ns();
         atomic_store(&sh.stop, 1);
         double secs = (double)(t1 - t0) / 1e9;
         r->duration_s = secs;

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include "numalock/numalock.h"
 #include "numalock/topology.h"
 
@@ -104,6 +105,23 @@ const char *bench_workload_names(char *buf, size_t len);
 /* workloads */
 extern const bench_workload_t bench_kvmap, bench_latency, bench_instructions;
 extern const bench_workload_t bench_rwhash, bench_footprint;
+
+/* Monotonic nanoseconds. */
+static inline uint64_t bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* xorshift64* step: the workloads' per-thread pseudo-random numbers. */
+static inline uint64_t bench_xorshift(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
 
 /* small JSON helpers */
 void json_str(FILE *f, const char *s);

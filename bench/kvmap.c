@@ -117,14 +117,6 @@ typedef struct {
     kv_thread_t *t;
 } kv_state_t;
 
-static inline uint64_t xs(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
 static void kv_thread_init(void *state, int tid)
 {
     kv_state_t *st = state;
@@ -135,7 +127,7 @@ static void kv_op(void *state, int tid, nl_lock_t *lock)
 {
     kv_state_t *st = state;
     kv_thread_t *me = &st->t[tid];
-    uint64_t r = xs(&me->rng);
+    uint64_t r = bench_xorshift(&me->rng);
     long key = (long)(r % (uint64_t)st->key_range);
     unsigned pick = (unsigned)((r >> 32) % 100);
     if (pick < st->update_pct) {
@@ -172,7 +164,7 @@ static void kv_op(void *state, int tid, nl_lock_t *lock)
     }
     /* external work: a pseudo-random number loop outside the lock */
     for (unsigned i = 0; i < st->external; i++)
-        me->sink += (long)xs(&me->rng) & 1;
+        me->sink += (long)bench_xorshift(&me->rng) & 1;
 }
 
 static int kv_run(bench_ctx_t *c)
@@ -200,7 +192,7 @@ static int kv_run(bench_ctx_t *c)
                 avl_t *n = calloc(1, sizeof *n);
                 if (!n)
                     return ENOMEM;
-                n->key = (long)(xs(&seed) % (uint64_t)st.key_range);
+                n->key = (long)(bench_xorshift(&seed) % (uint64_t)st.key_range);
                 n->val = n->key;
                 n->h = 1;
                 int used = 0;

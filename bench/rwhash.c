@@ -33,14 +33,6 @@ typedef struct {
     rw_thread_t *t;
 } rw_state_t;
 
-static inline uint64_t xs(uint64_t *s)
-{
-    uint64_t x = *s;
-    x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
-    *s = x;
-    return x * 0x2545F4914F6CDD1Dull;
-}
-
 static inline long bucket_of(const rw_state_t *st, long key)
 {
     return (long)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 20) % st->nbuckets;
@@ -56,7 +48,7 @@ static void rw_op(void *state, int tid, nl_lock_t *lock)
 {
     rw_state_t *st = state;
     rw_thread_t *me = &st->t[tid];
-    uint64_t r = xs(&me->rng);
+    uint64_t r = bench_xorshift(&me->rng);
     long key = (long)(r % (uint64_t)st->key_range);
     unsigned pick = (unsigned)((r >> 32) % 100);
     hnode_t **b = &st->buckets[bucket_of(st, key)];
@@ -153,7 +145,7 @@ static int rw_run(bench_ctx_t *c)
             memset(st.t, 0, (size_t)T * sizeof(rw_thread_t));
             uint64_t seed = 4242;
             for (long i = 0; i < st.key_range / 2; i++) { /* about half full */
-                long key = (long)(xs(&seed) % (uint64_t)st.key_range);
+                long key = (long)(bench_xorshift(&seed) % (uint64_t)st.key_range);
                 hnode_t **b = &st.buckets[bucket_of(&st, key)];
                 int dup = 0;
                 for (hnode_t *n = *b; n; n = n->next)

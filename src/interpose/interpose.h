@@ -71,32 +71,31 @@ static inline int nlp_rw_usable(const nl_lock_ops_t *ops, char *why, size_t len)
     return 0;
 }
 
-/* Writes "a, b" (the locks usable for rwlocks) into buf. */
-static inline const char *nlp_rw_names(char *buf, size_t len)
+/* Writes "a, b, c", the registered locks that `usable` accepts, into buf. */
+static inline const char *nlp_names_where(char *buf, size_t len,
+                                          int (*usable)(const nl_lock_ops_t *, char *, size_t))
 {
     char why[256];
     size_t off = 0;
     buf[0] = 0;
     for (size_t i = 0; i < nl_lock_count() && off < len; i++) {
         const nl_lock_ops_t *ops = nl_lock_at(i);
-        if (nlp_rw_usable(ops, why, sizeof why) == 0)
+        if (usable(ops, why, sizeof why) == 0)
             off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", ops->name);
     }
     return buf;
 }
 
+/* Writes "a, b" (the locks usable for rwlocks) into buf. */
+static inline const char *nlp_rw_names(char *buf, size_t len)
+{
+    return nlp_names_where(buf, len, nlp_rw_usable);
+}
+
 /* Writes the interposable lock names, "a, b, c", into buf. */
 static inline const char *nlp_interposable_names(char *buf, size_t len)
 {
-    char why[256];
-    size_t off = 0;
-    buf[0] = 0;
-    for (size_t i = 0; i < nl_lock_count() && off < len; i++) {
-        const nl_lock_ops_t *ops = nl_lock_at(i);
-        if (nlp_interposable(ops, why, sizeof why) == 0)
-            off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", ops->name);
-    }
-    return buf;
+    return nlp_names_where(buf, len, nlp_interposable);
 }
 
 /* The default lock: first registered, interposable one of NLP_DEFAULT_CHOICES. */
