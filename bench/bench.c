@@ -228,6 +228,15 @@ int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r
     return rc;
 }
 
+static void *noop_thread(void *arg) { return arg; }
+
+void bench_become_multithreaded(void)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, noop_thread, NULL) == 0)
+        pthread_join(t, NULL);
+}
+
 size_t bench_locks_with(const bench_ctx_t *c, const char *baseline, const nl_lock_ops_t **out)
 {
     size_t n = 0;

@@ -93,6 +93,11 @@ int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r
 double bench_fairness(const uint64_t *per_thread, int n);
 /* The requested locks, plus `baseline` at the end unless requested: out must
  * hold BENCH_MAX_LOCKS + 1 entries; returns the count. */
+/* Make the process multi-threaded (start and join one thread): glibc takes
+ * its mutex without atomic instructions while a process has a single thread
+ * (__libc_single_threaded, never set again once cleared), and a lock worth
+ * measuring lives in a multi-threaded program. */
+void bench_become_multithreaded(void);
 size_t bench_locks_with(const bench_ctx_t *c, const char *baseline, const nl_lock_ops_t **out);
 void bench_ratios(bench_ctx_t *c, const char *baseline);
 

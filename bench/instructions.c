@@ -29,15 +29,11 @@
 #define HAVE_CALLGRIND 0
 #endif
 
-static void *noop(void *a) { return a; }
-
 /* Child side: called from bench_main when NUMALOCK_INSTR_CHILD is set. */
 static int child(const nl_lock_ops_t *ops, long pairs)
 {
 #if HAVE_CALLGRIND
-    pthread_t t; /* a multi-threaded process, as for `latency` (glibc elides atomics otherwise) */
-    if (pthread_create(&t, NULL, noop, NULL) == 0)
-        pthread_join(t, NULL);
+    bench_become_multithreaded();
     nl_lock_t *l = nl_lock_create_ops(ops, NULL);
     if (!l)
         return 1;

@@ -11,8 +11,6 @@
 #include <time.h>
 #include "bench.h"
 
-static void *noop_thread(void *arg) { return arg; }
-
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -27,12 +25,7 @@ static int lat_run(bench_ctx_t *c)
         snprintf(c->err, sizeof c->err, "bad latency parameters: --rounds and --pairs must be at least 1");
         return EINVAL;
     }
-    /* glibc takes the lock without atomic instructions while the process has
-     * a single thread (__libc_single_threaded); a lock worth measuring lives
-     * in a multi-threaded program, so become one first (the flag stays off) */
-    pthread_t t;
-    if (pthread_create(&t, NULL, noop_thread, NULL) == 0)
-        pthread_join(t, NULL);
+    bench_become_multithreaded();
     /* pthread is always measured: the ratios are against it */
     const nl_lock_ops_t *locks[BENCH_MAX_LOCKS + 1];
     size_t n = bench_locks_with(c, "pthread", locks);
