@@ -5,12 +5,14 @@
  *              unlock by another thread, mutual exclusion on the public API,
  *              the spin-on-the-word fallback (no queue node), many short-lived
  *              threads (slot recycling reuses the per-slot node blocks)
+ *   steal      bounded stealing from the pending waiter: the word rule, and a
+ *              waiter that must get in while another thread re-locks at once
  *   cna        nl_cna_lock/unlock with caller-provided nodes on the stack,
  *              nl_cna_opt_unlock, node-free form nested with the paper form
  *   fairness   nl_cna_set_fairness parsing
  *   sizes      cna 8 bytes, qspinlock 4; cohort/hmcs grow with nodes
  *   passes     c-bo-mcs, c-tkt-tkt, hmcs with local_passes 1, 2, 3, 1000
- * Usage: test_cna [qspin|cna|fairness|sizes|passes|all] [--topology SPEC]
+ * Usage: test_cna [qspin|steal|cna|fairness|sizes|passes|all] [--topology SPEC]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "numalock/cna.h"
 #include "numalock/topology.h"
 
@@ -98,6 +101,83 @@ static void *q_short(void *p)
     qcount++;
     q_unlock(&qlock);
     return NULL;
+}
+
+/* bounded stealing from the pending waiter: the rule on hand-made words, then
+ * a waiter that must get the lock while another thread re-takes it with no
+ * gap at all (it sets no-steal when its patience runs out) */
+#define QV_LOCKED 1u
+#define QV_PENDING (1u << 8)
+#define QV_NOSTEAL (1u << 9)
+static _Atomic int q_stop, q_waiter_done;
+static void *q_greedy(void *p)
+{
+    long n = 0;
+    while (!atomic_load(&q_stop)) {
+        q_lock(p);
+        n++;
+        q_unlock(p);
+    }
+    return (void *)n;
+}
+static void *q_one_lock(void *p)
+{
+    q_lock(p);
+    q_unlock(p);
+    atomic_store(&q_waiter_done, 1);
+    return NULL;
+}
+static void test_steal(void)
+{
+    for (use_cna = 0; use_cna < 2; use_cna++) {
+        nl_qspinlock_t l;
+        atomic_store(&l.val, QV_PENDING); /* a lone pending waiter, lock free */
+        CHECK(q_try(&l) == 0, "trylock must overtake a lone pending waiter");
+        CHECK(atomic_load(&l.val) == (QV_PENDING | QV_LOCKED), "steal left 0x%x", atomic_load(&l.val));
+        atomic_store(&l.val, QV_PENDING);
+        q_lock(&l); /* would hang here if lock() did not steal */
+        CHECK(atomic_load(&l.val) == (QV_PENDING | QV_LOCKED), "lock steal left 0x%x", atomic_load(&l.val));
+        atomic_store(&l.val, QV_PENDING | QV_NOSTEAL);
+        CHECK(q_try(&l) == EBUSY, "trylock took the lock from a pending waiter that set no-steal");
+        atomic_store(&l.val, QV_PENDING | (1u << 18));
+        CHECK(q_try(&l) == EBUSY, "trylock overtook a pending waiter with a queue behind it");
+        atomic_store(&l.val, QV_NOSTEAL | (1u << 18));
+        CHECK(q_try(&l) == EBUSY, "trylock overtook a designated queue head");
+
+        /* a pending waiter that keeps finding the lock held runs out of
+         * patience and sets no-steal, so the owner's next re-lock queues */
+        nl_qspinlock_t h = NL_QSPINLOCK_INIT;
+        pthread_t w;
+        atomic_store(&q_waiter_done, 0);
+        q_lock(&h);
+        pthread_create(&w, NULL, q_one_lock, &h);
+        uint32_t v = 0;
+        for (int i = 0; i < 2000 && !((v = atomic_load(&h.val)) & QV_NOSTEAL); i++)
+            nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+        CHECK(v == (QV_LOCKED | QV_PENDING | QV_NOSTEAL), "pending waiter never set no-steal: 0x%x", v);
+        q_unlock(&h);
+        pthread_join(w, NULL);
+        CHECK(atomic_load(&h.val) == 0, "no-steal left behind: 0x%x", atomic_load(&h.val));
+
+        /* progress: a greedy thread re-locks at once, forever */
+        nl_qspinlock_t g = NL_QSPINLOCK_INIT;
+        pthread_t a, b;
+        atomic_store(&q_stop, 0);
+        atomic_store(&q_waiter_done, 0);
+        pthread_create(&a, NULL, q_greedy, &g);
+        pthread_create(&b, NULL, q_one_lock, &g);
+        for (int i = 0; i < 2000 && !atomic_load(&q_waiter_done); i++) /* 20 s at most */
+            nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+        int got = atomic_load(&q_waiter_done);
+        CHECK(got, "%s: a waiter starved behind a thread re-locking in a loop", use_cna ? "cna" : "mcs");
+        atomic_store(&q_stop, 1);
+        pthread_join(a, NULL);
+        if (got)
+            pthread_join(b, NULL);
+        else
+            pthread_detach(b);
+        CHECK(atomic_load(&g.val) == 0, "lock word 0x%x after both left", atomic_load(&g.val));
+    }
 }
 
 static void test_qspin(void)
@@ -317,6 +397,7 @@ int main(int argc, char **argv)
     int all = !strcmp(what, "all");
     if (all || !strcmp(what, "sizes")) test_sizes();
     if (all || !strcmp(what, "qspin")) test_qspin();
+    if (all || !strcmp(what, "steal")) test_steal();
     if (all || !strcmp(what, "cna")) test_cna();
     if (all || !strcmp(what, "fairness")) test_fairness();
     if (all || !strcmp(what, "passes")) test_passes();

@@ -61,6 +61,9 @@
 #define QS_TAIL_SLOT_SHIFT 18
 #define QS_TAIL_MASK 0xffff0000u
 #define QS_NODES 4
+#define QS_PENDING_MIN_PAUSE 4
+#define QS_PENDING_MAX_PAUSE 256
+static uint32_t qs_pending_patience = 64;
 
 _Static_assert(NL_MAX_THREADS + 1 <= (1 << (32 - QS_TAIL_SLOT_SHIFT)), "thread slot fits the tail");
 
@@ -109,10 +112,26 @@ static qs_block_t *qs_block(int slot)
 }
 
 /* ---- trylock and unlock ------------------------------------------------- */
+/* A newcomer may take the lock when the locked byte is clear and no waiter is
+ * entitled to it: no-steal (a designated queue head, or a pending waiter out
+ * of patience) is clear, and a pending waiter is only overtaken while nobody
+ * queues behind it. */
+static inline bool qs_available(uint32_t v)
+{
+    if (v & (QS_LOCKED_MASK | QS_NOSTEAL))
+        return false;
+    return !(v & QS_PENDING) || !(v & QS_TAIL_MASK);
+}
+
+/* the lock slow path steals only from a lone pending waiter */
+static inline bool qs_stealable(uint32_t v)
+{
+    return (v & ~QS_TAIL_MASK & ~QS_PENDING) == 0 && !(v & QS_TAIL_MASK);
+}
 static inline int qs_trylock(nl_qspinlock_t *l)
 {
     uint32_t v = atomic_load_explicit(&l->val, memory_order_relaxed);
-    while (!(v & (QS_LOCKED_MASK | QS_PENDING | QS_NOSTEAL))) {
+    while (qs_available(v)) {
         if (atomic_compare_exchange_weak_explicit(&l->val, &v, v | QS_LOCKED, memory_order_acquire,
                                                   memory_order_relaxed))
             return 0;
@@ -130,30 +149,65 @@ static inline void qs_unlock(nl_qspinlock_t *l)
 #endif
 }
 
+/* The pending waiter: the only waiter, nobody queued. It lets the owner (or
+ * any newcomer) re-take the lock ahead of it for a bounded time, checking the
+ * word with exponential backoff: with two threads the releaser then runs
+ * several critical sections with the lock and data cache lines at home
+ * instead of handing them over each time (strict alternation ran at 0.47x
+ * glibc's speed on the two-thread lock-bound program). Past its patience it
+ * sets no-steal and the next release is its. */
+static __attribute__((noinline)) void qs_pending_wait(nl_qspinlock_t *l)
+{
+    nl_spinner_t sp = NL_SPINNER_INIT;
+    uint32_t pause = QS_PENDING_MIN_PAUSE, rounds = 0;
+    bool no_steal = false;
+    for (;;) {
+        uint32_t val = atomic_load_explicit(&l->val, memory_order_acquire);
+        if (!(val & QS_LOCKED_MASK)) {
+            /* no-steal with no queue is ours: clear it as we take the lock */
+            uint32_t want = (val & ~QS_PENDING) | QS_LOCKED;
+            if (!(val & QS_TAIL_MASK))
+                want &= ~QS_NOSTEAL;
+            if (atomic_compare_exchange_weak_explicit(&l->val, &val, want, memory_order_acquire,
+                                                      memory_order_relaxed))
+                return;
+            continue;
+        }
+        if (!no_steal && ++rounds > qs_pending_patience) {
+            atomic_fetch_or_explicit(&l->val, QS_NOSTEAL, memory_order_relaxed);
+            no_steal = true;
+        }
+        if (no_steal || sp.n >= nl_wait_policy.spins) {
+            nl_spin_once(&sp);
+        } else {
+            for (uint32_t i = 0; i < pause; i++)
+                nl_cpu_relax();
+            sp.n += pause;
+            if (pause < QS_PENDING_MAX_PAUSE)
+                pause <<= 1;
+        }
+    }
+}
+
 /* ---- the slow path, compiled once for MCS and once for CNA -------------- */
 static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l, uint32_t val,
                                                               const bool cna)
 {
     nl_spinner_t sp = NL_SPINNER_INIT;
 
-    /* a pending waiter is taking the lock right now (pending, not locked):
-     * give it a moment rather than queueing behind it */
-    for (int i = 0; i < 16 && val == QS_PENDING; i++) {
-        nl_cpu_relax();
-        val = atomic_load_explicit(&l->val, memory_order_relaxed);
+    /* only a pending waiter, no queue, lock free: take it (bounded stealing,
+     * see qs_pending_wait) */
+    while (qs_stealable(val)) {
+        if (atomic_compare_exchange_weak_explicit(&l->val, &val, val | QS_LOCKED, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return;
     }
     if (!(val & ~QS_LOCKED_MASK)) {
         /* no pending waiter, nobody queued: become the pending waiter */
         val = atomic_fetch_or_explicit(&l->val, QS_PENDING, memory_order_acquire);
         if (!(val & ~QS_LOCKED_MASK)) {
-            for (;;) {
-                while ((val = atomic_load_explicit(&l->val, memory_order_acquire)) & QS_LOCKED_MASK)
-                    nl_spin_once(&sp);
-                if (atomic_compare_exchange_weak_explicit(&l->val, &val,
-                                                          (val & ~QS_PENDING) | QS_LOCKED,
-                                                          memory_order_acquire, memory_order_relaxed))
-                    return;
-            }
+            qs_pending_wait(l);
+            return;
         }
         /* somebody else is pending or queued: undo our bit if we set it */
         if (!(val & QS_PENDING))
