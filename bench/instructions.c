@@ -7,7 +7,9 @@
  *   valgrind --tool=callgrind --instr-atstart=no
  * with NUMALOCK_INSTR_CHILD=PAIRS; the child switches instrumentation on only
  * around PAIRS acquire+release pairs (through the generic API) and valgrind
- * reports the instructions collected.
+ * reports the instructions collected. Read-write locks are measured twice:
+ * the write pair (instructions_per_pair) and, with NUMALOCK_INSTR_READ=1 in
+ * the child, the read pair (read_instructions_per_pair).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -37,6 +39,21 @@ static int child(const nl_lock_ops_t *ops, long pairs)
     nl_lock_t *l = nl_lock_create_ops(ops, NULL);
     if (!l)
         return 1;
+    const char *rd = getenv("NUMALOCK_INSTR_READ");
+    if (rd && *rd == '1') { /* the read side of a read-write lock */
+        for (int i = 0; i < 1000; i++) {
+            nl_lock_read_acquire(l);
+            nl_lock_read_release(l);
+        }
+        CALLGRIND_START_INSTRUMENTATION;
+        for (long i = 0; i < pairs; i++) {
+            nl_lock_read_acquire(l);
+            nl_lock_read_release(l);
+        }
+        CALLGRIND_STOP_INSTRUMENTATION;
+        nl_lock_destroy(l);
+        return 0;
+    }
     for (int i = 0; i < 1000; i++) {
         nl_lock_acquire(l);
         nl_lock_release(l);
@@ -55,7 +72,7 @@ static int child(const nl_lock_ops_t *ops, long pairs)
 #endif
 }
 
-static int measure(bench_ctx_t *c, const nl_lock_ops_t *ops, long pairs, double *per_pair)
+static int measure(bench_ctx_t *c, const nl_lock_ops_t *ops, long pairs, int read, double *per_pair)
 {
     char exe[PATH_MAX], pairs_s[32];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -77,6 +94,7 @@ static int measure(bench_ctx_t *c, const nl_lock_ops_t *ops, long pairs, double 
         if (devnull >= 0)
             dup2(devnull, 1);
         setenv("NUMALOCK_INSTR_CHILD", pairs_s, 1);
+        setenv("NUMALOCK_INSTR_READ", read ? "1" : "0", 1);
         execlp("valgrind", "valgrind", "--tool=callgrind", "--instr-atstart=no",
                "--callgrind-out-file=/dev/null", exe, "bench", "instructions", "--lock", ops->name,
                "--quiet", (char *)NULL);
@@ -126,9 +144,13 @@ static int instr_run(bench_ctx_t *c)
     /* pthread is always measured: the ratios are against it */
     const nl_lock_ops_t *locks[BENCH_MAX_LOCKS + 1];
     size_t n = bench_locks_with(c, "pthread", locks);
-    double per[BENCH_MAX_LOCKS + 1], base = 0;
+    double per[BENCH_MAX_LOCKS + 1], rper[BENCH_MAX_LOCKS + 1], base = 0;
     for (size_t i = 0; i < n; i++) {
-        int rc = measure(c, locks[i], pairs, &per[i]);
+        int rc = measure(c, locks[i], pairs, 0, &per[i]);
+        /* read-write locks: the read side too */
+        rper[i] = -1;
+        if (!rc && (locks[i]->props & NL_PROP_RW))
+            rc = measure(c, locks[i], pairs, 1, &rper[i]);
         if (rc)
             return rc;
         if (!strcmp(locks[i]->name, "pthread"))
@@ -147,6 +169,11 @@ static int instr_run(bench_ctx_t *c)
         snprintf(r->extra, sizeof r->extra,
                  "\"instructions_per_pair\": %.2f, \"instructions_ratio_to_pthread\": %.4f", per[i],
                  base > 0 ? per[i] / base : 0);
+        if (rper[i] >= 0) {
+            size_t len = strlen(r->extra);
+            snprintf(r->extra + len, sizeof r->extra - len, ", \"read_instructions_per_pair\": %.2f",
+                     rper[i]);
+        }
     }
     return 0;
 }

@@ -4,9 +4,26 @@
 #include <string.h>
 #include "core/internal.h"
 
+/* Read acquisitions are counted in per-thread shards, not in nl_stats_t's
+ * shared counter: readers of a read-write lock never write a common line
+ * otherwise (cst-rwsem keeps its reader counts per node), and a shared
+ * statistics counter made every read acquisition bounce one (9 % of the
+ * cycles of rwhash, 10 threads). Exclusive acquisitions keep the shared block:
+ * it is written by the holder, under the lock. */
+#define NL_READ_SHARDS 16
+typedef struct {
+    _Alignas(NL_CACHELINE) _Atomic uint64_t n;
+} nl_read_shard_t;
+
+typedef struct {
+    nl_stats_t s;
+    nl_read_shard_t reads[NL_READ_SHARDS];
+} nl_stats_block_t;
+
 struct nl_lock {
     const nl_lock_ops_t *ops;
-    nl_stats_t *stats;
+    nl_stats_t *stats;       /* &block->s, or NULL */
+    nl_stats_block_t *block;
     void *storage;
     _Alignas(NL_CACHELINE) unsigned char inline_storage[];
 };
@@ -29,17 +46,19 @@ nl_lock_t *nl_lock_create_ops(const nl_lock_ops_t *ops, const nl_attr_t *attr)
     l->ops = ops;
     l->storage = (unsigned char *)l + head;
     if (attr && attr->stats) {
-        if (posix_memalign((void **)&l->stats, NL_CACHELINE, sizeof *l->stats)) {
+        if (posix_memalign((void **)&l->block, NL_CACHELINE, sizeof *l->block)) {
             free(l);
             errno = ENOMEM;
             return NULL;
         }
+        memset(l->block, 0, sizeof *l->block);
+        l->stats = &l->block->s;
         nl_stats_init(l->stats);
     }
     if (ops->init) {
         int rc = ops->init(l->storage, attr);
         if (rc) {
-            free(l->stats);
+            free(l->block);
             free(l);
             errno = rc;
             return NULL;
@@ -64,7 +83,7 @@ void nl_lock_destroy(nl_lock_t *l)
         return;
     if (l->ops->destroy)
         l->ops->destroy(l->storage);
-    free(l->stats);
+    free(l->block);
     free(l);
 }
 
@@ -91,6 +110,12 @@ int nl_lock_try(nl_lock_t *l)
 
 void nl_lock_release(nl_lock_t *l) { l->ops->release(l->storage); }
 
+static inline void count_read(nl_lock_t *l)
+{
+    unsigned shard = (unsigned)nl_self()->id % NL_READ_SHARDS;
+    atomic_fetch_add_explicit(&l->block->reads[shard].n, 1, memory_order_relaxed);
+}
+
 void nl_lock_read_acquire(nl_lock_t *l)
 {
     if (!l->ops->read_acquire) {
@@ -99,7 +124,7 @@ void nl_lock_read_acquire(nl_lock_t *l)
     }
     l->ops->read_acquire(l->storage);
     if (l->stats)
-        nl_stats_on_read_acquire(l->stats);
+        count_read(l);
 }
 
 int nl_lock_read_try(nl_lock_t *l)
@@ -108,7 +133,7 @@ int nl_lock_read_try(nl_lock_t *l)
         return nl_lock_try(l);
     int rc = l->ops->read_try_acquire(l->storage);
     if (rc == 0 && l->stats)
-        nl_stats_on_read_acquire(l->stats);
+        count_read(l);
     return rc;
 }
 
@@ -138,6 +163,8 @@ int nl_lock_stats(const nl_lock_t *l, nl_stats_snapshot_t *out)
     if (!l->stats)
         return EINVAL;
     nl_stats_read(l->stats, out);
+    for (int i = 0; i < NL_READ_SHARDS; i++)
+        out->read_acquisitions += atomic_load_explicit(&l->block->reads[i].n, memory_order_relaxed);
     return 0;
 }
 
