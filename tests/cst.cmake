@@ -6,6 +6,7 @@ target_compile_options(test_cst PRIVATE ${NL_WARN})
 
 add_test(NAME cst.mutex COMMAND test_cst mutex)
 add_test(NAME cst.revoke COMMAND test_cst revoke)
+add_test(NAME cst.migrate COMMAND test_cst migrate)
 set_tests_properties(cst.mutex cst.revoke PROPERTIES TIMEOUT 180 LABELS unit)
 foreach(lock cst-rwsem pthread-rwlock)
   add_test(NAME cst.readers_share.${lock} COMMAND test_cst share ${lock})

@@ -8,6 +8,9 @@
  *   test_cst mutex         cst-mutex: zero-filled storage works, snodes are
  *                          allocated per node on first use only (footprint),
  *                          over-subscribed parking makes progress
+ *   test_cst migrate       cst-rwsem: readers leave from another node than the one
+ *                          they entered on (counts go negative per node); writers
+ *                          still exclude them and still get in
  *   test_cst revoke        cst-mutex: a lock used from one node keeps its global
  *                          lock idle; threads of other nodes arriving at random
  *                          moments (fresh lock each round) must still get in
@@ -316,6 +319,69 @@ static int test_revoke(void)
     return 0;
 }
 
+/* ---- cst-rwsem: readers that change node while inside ------------------- */
+static nl_cst_rwsem_t mig;
+static _Atomic int mig_readers, mig_writer, mig_bad, mig_stop;
+static void *mig_reader(void *p)
+{
+    int node = (int)(intptr_t)p;
+    for (int i = 0; i < 20000 && !atomic_load(&mig_stop); i++) {
+        nl_thread_set_node(node % 4);
+        nl_cst_rwsem_down_read(&mig);
+        atomic_fetch_add(&mig_readers, 1);
+        if (atomic_load(&mig_writer))
+            atomic_store(&mig_bad, 1);
+        node++; /* leave from the next node */
+        nl_thread_set_node(node % 4);
+        atomic_fetch_sub(&mig_readers, 1);
+        nl_cst_rwsem_up_read(&mig);
+    }
+    return NULL;
+}
+static void *mig_writer_fn(void *p)
+{
+    (void)p;
+    for (int i = 0; i < 2000; i++) {
+        nl_thread_set_node(i % 4);
+        nl_cst_rwsem_down_write(&mig);
+        atomic_store(&mig_writer, 1);
+        if (atomic_load(&mig_readers))
+            atomic_store(&mig_bad, 1);
+        atomic_store(&mig_writer, 0);
+        nl_cst_rwsem_up_write(&mig);
+    }
+    return NULL;
+}
+static int test_migrate(void)
+{
+    char err[256];
+    if (nl_topology_set("virtual:4", err, sizeof err)) {
+        fprintf(stderr, "test_cst: %s\n", err);
+        return 2;
+    }
+    nl_cst_rwsem_init(&mig, NULL);
+    pthread_t r[6], w;
+    for (int i = 0; i < 6; i++)
+        pthread_create(&r[i], NULL, mig_reader, (void *)(intptr_t)i);
+    pthread_create(&w, NULL, mig_writer_fn, NULL);
+    pthread_join(w, NULL);
+    atomic_store(&mig_stop, 1);
+    for (int i = 0; i < 6; i++)
+        pthread_join(r[i], NULL);
+    CHECK(!atomic_load(&mig_bad), "a writer and a reader were inside together");
+    /* every reader left: a writer gets in at once, from any node */
+    for (int n = 0; n < 4; n++) {
+        nl_thread_set_node(n);
+        CHECK(nl_cst_rwsem_down_write_trylock(&mig) == 0, "writer trylock from node %d failed after "
+              "all readers left (counts do not sum to zero)", n);
+        nl_cst_rwsem_up_write(&mig);
+    }
+    size_t fp = nl_cst_rwsem_footprint(&mig);
+    nl_cst_rwsem_destroy(&mig);
+    printf("test_cst: migrate footprint=%zu %s\n", fp, failures ? "FAIL" : "PASS");
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     alarm(120); /* a lost wake-up must fail the test, not hang it */
@@ -327,6 +393,8 @@ int main(int argc, char **argv)
         return test_mutex();
     if (argc >= 2 && !strcmp(argv[1], "revoke"))
         return test_revoke();
-    fprintf(stderr, "usage: test_cst share LOCK | writer LOCK | mutex | revoke\n");
+    if (argc >= 2 && !strcmp(argv[1], "migrate"))
+        return test_migrate();
+    fprintf(stderr, "usage: test_cst share LOCK | writer LOCK | mutex | revoke | migrate\n");
     return 2;
 }

@@ -29,6 +29,7 @@ typedef struct cst_qnode {
     struct cst_snode *snode;         /* snode this waiter queued on           */
     struct cst_qnode *pnext;         /* parking list link (local lock holder) */
     _Atomic uint64_t beat;           /* last time seen spinning (cst_ticks)    */
+    uint64_t since;                  /* first queued (cst_ticks), for the starvation bound */
 } cst_qnode_t;
 
 /* Cheap clock for heartbeats: the time-stamp counter where there is one. */
@@ -62,7 +63,7 @@ _Static_assert(sizeof(cst_snode_t) == 2 * NL_CACHELINE, "an snode is two cache l
 /* rw-semaphore snode: the mutex snode plus a reader line */
 typedef struct cst_rsnode {
     cst_snode_t m;
-    _Alignas(NL_CACHELINE) _Atomic int32_t readers; /* active readers of this node */
+    _Alignas(NL_CACHELINE) _Atomic int32_t readers; /* entered here minus left here (sum = inside) */
     _Atomic uint32_t rparked;        /* readers parked (or about to) on rseq   */
     _Atomic uint32_t rseq;           /* futex word of this node's reader parking */
     _Atomic uint32_t rwake;          /* 1: a writer woke one reader, who wakes the rest */

@@ -46,13 +46,23 @@ _Static_assert(sizeof(cst_qnode_t) <= 64, "CST queue node fits a pool slot");
 _Static_assert(sizeof(nl_cst_mutex_t) <= 40, "CST mutex fits in a pthread_mutex_t");
 
 #define CST_DEFAULT_PASSES 4096u
-#define CST_LOAD_PERIOD_NS 4000000ull /* re-sample the load every 4 ms */
+/* re-sample the load every few ms: 8M time-stamp-counter ticks (2.7 ms at
+ * 3 GHz; nanoseconds where cst_ticks() is the clock). Gating on the TSC, not
+ * clock_gettime: every CST wait asks, and the clock call was 10 % of the
+ * cycles of rwhash with 4 threads (perf, cpu-clock samples). */
+#define CST_LOAD_PERIOD_TICKS 8000000ull
 /* a spinning waiter whose heartbeat is older than this is taken for preempted
  * (TSC ticks, a few microseconds; a running spinner beats every ~1 us) */
 #define CST_STALE_TICKS 12000u
+/* ... unless it has been queued this long (20M ticks: 10 ms at 2 GHz): then it
+ * gets the lock even if preempted. Without this bound a waiter that kept
+ * being preempted was skipped, re-queued and skipped again for whole runs
+ * (kvmap 16 threads virtual:2: 14,345 skips, 15 passes in 2 s; every
+ * hand-over was a remote one) */
+#define CST_STARVE_TICKS 20000000ull
 
 /* ---- system load (sec. 4.2, scheduling-aware spinning/parking) ---------- */
-static _Atomic uint64_t load_next_ns;
+static _Atomic uint64_t load_next_tick;
 static _Atomic uint32_t load_over = 1; /* until sampled: assume overloaded */
 static _Atomic int online_cpus;
 
@@ -93,12 +103,12 @@ static int runnable_tasks(void)
 
 static void load_sample(void)
 {
-    uint64_t now = nl_now_ns();
-    uint64_t next = atomic_load_explicit(&load_next_ns, memory_order_relaxed);
+    uint64_t now = cst_ticks();
+    uint64_t next = atomic_load_explicit(&load_next_tick, memory_order_relaxed);
     if (now < next)
         return;
     /* one thread samples; the others keep the previous answer */
-    if (!atomic_compare_exchange_strong_explicit(&load_next_ns, &next, now + CST_LOAD_PERIOD_NS,
+    if (!atomic_compare_exchange_strong_explicit(&load_next_tick, &next, now + CST_LOAD_PERIOD_TICKS,
                                                  memory_order_relaxed, memory_order_relaxed))
         return;
     int r = runnable_tasks();
@@ -172,7 +182,8 @@ static inline int single_snode(const nl_cst_mutex_t *m)
 cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
 {
     uint64_t bit = 1ull << (node & 63);
-    nl_spinner_t sp = cst_spinner();
+    nl_spinner_t sp = NL_SPINNER_INIT;
+    bool waited = false; /* the spinner is set up only when we wait */
     for (;;) {
         cst_snode_t *head = atomic_load_explicit(&m->snodes, memory_order_acquire);
         for (cst_snode_t *s = head; s; s = s->next)
@@ -180,6 +191,10 @@ cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
                 return s;
         uint64_t present = atomic_load_explicit(&m->present, memory_order_acquire);
         if (present & bit) { /* another thread of this node is allocating it */
+            if (!waited) {
+                sp = cst_spinner();
+                waited = true;
+            }
             nl_spin_once(&sp);
             continue;
         }
@@ -252,7 +267,7 @@ static void global_release(nl_cst_mutex_t *m, cst_snode_t *s)
 }
 
 /* ---- acquire ------------------------------------------------------------ */
-static void after_local(nl_cst_mutex_t *m, cst_snode_t *s)
+static inline void after_local(nl_cst_mutex_t *m, cst_snode_t *s)
 {
     if (s->global_held) {
         s->passes++; /* the global lock was kept for this node */
@@ -292,36 +307,68 @@ done:
     return v;
 }
 
-static void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
+/* This thread's snode: the newest one when it is ours (the common case: one
+ * node, or this node came last), else the list walk that allocates. */
+static inline cst_snode_t *snode_of(nl_cst_mutex_t *m, size_t snode_size)
 {
-    nl_self_t *self = nl_self();
-    cst_snode_t *s = nl_cst_snode_get(m, nl_self_node(self), snode_size);
-    me->snode = s;
-    me->requeued = 0;
+    int node = nl_self_node(nl_self());
+    cst_snode_t *s = atomic_load_explicit(&m->snodes, memory_order_acquire);
+    if (NL_LIKELY(s && s->node == node))
+        return s;
+    return nl_cst_snode_get(m, node, snode_size);
+}
+
+/* The local queue from `pred` on: link, wait, re-queue after an R. */
+static __attribute__((noinline)) void cst_lock_queued(nl_cst_mutex_t *m, cst_qnode_t *me,
+                                                      cst_snode_t *s, cst_qnode_t *pred)
+{
+    me->since = cst_ticks();
     for (;;) {
-        atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
-        atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
-        cst_qnode_t *pred = atomic_exchange_explicit(&s->tail, me, memory_order_seq_cst);
-        if (me->requeued) /* back in the queue: no longer counted as coming */
-            atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_relaxed);
-        if (!pred)
-            break; /* the local lock was free */
         /* the heartbeat is read by the holder only after it sees this link */
         atomic_store_explicit(&me->beat, cst_ticks(), memory_order_relaxed);
         atomic_store_explicit(&pred->next, me, memory_order_release);
         if (local_wait(me) == CST_L)
             break;
         me->requeued = 1; /* CST_R: skipped while parked, taken out, woken */
+        atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+        atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
+        pred = atomic_exchange_explicit(&s->tail, me, memory_order_seq_cst);
+        /* back in the queue: no longer counted as coming */
+        atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_relaxed);
+        if (!pred)
+            break; /* the local lock was free */
     }
     after_local(m, s);
+}
+
+static inline void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
+{
+    cst_snode_t *s = snode_of(m, snode_size);
+    me->snode = s;
+    me->requeued = 0;
+    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+    atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
+    cst_qnode_t *pred = atomic_exchange_explicit(&s->tail, me, memory_order_seq_cst);
+    if (NL_LIKELY(!pred)) {
+        after_local(m, s); /* the local lock was free */
+        return;
+    }
+    cst_lock_queued(m, me, s, pred);
 }
 
 static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me);
 
 static int cst_trylock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
 {
-    nl_self_t *self = nl_self();
-    cst_snode_t *s = nl_cst_snode_get(m, nl_self_node(self), snode_size);
+    cst_snode_t *s = snode_of(m, snode_size);
+    /* bound to fail, decided without writing anything: our node's lock is
+     * held, or another node holds or awaits the global lock (taking the local
+     * lock first would mean giving it back through a full release) */
+    if (atomic_load_explicit(&s->tail, memory_order_relaxed))
+        return EBUSY;
+    void *g = atomic_load_explicit(&m->gtail, memory_order_relaxed);
+    if (g && g != (void *)s)
+        return EBUSY;
     me->snode = s;
     me->requeued = 0;
     atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
@@ -369,7 +416,8 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
         global_release(m, s);
         s->global_held = 0;
     }
-    nl_spinner_t sp = cst_spinner();
+    nl_spinner_t sp = NL_SPINNER_INIT;
+    bool waited = false; /* the spinner is set up only when we wait */
     cst_qnode_t *prev = me; /* walked so far; prev != me: a skipped parked waiter */
     for (;;) {
         cst_qnode_t *next = atomic_load_explicit(&prev->next, memory_order_acquire);
@@ -394,7 +442,9 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
              * lock idle until the scheduler runs it again */
             uint32_t expect = CST_UW;
             uint64_t beat = atomic_load_explicit(&next->beat, memory_order_relaxed);
-            uint32_t to = cst_ticks() - beat < CST_STALE_TICKS ? CST_L : CST_SKIP;
+            uint64_t now = cst_ticks();
+            uint32_t to = (now - beat < CST_STALE_TICKS || now - next->since > CST_STARVE_TICKS)
+                              ? CST_L : CST_SKIP;
             if (atomic_compare_exchange_strong_explicit(&next->status, &expect, to,
                                                         memory_order_acq_rel, memory_order_acquire) &&
                 to == CST_L)
@@ -403,6 +453,10 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
             continue;
         }
         if (atomic_load_explicit(&s->tail, memory_order_acquire) != prev) {
+            if (!waited) {
+                sp = cst_spinner();
+                waited = true;
+            }
             nl_spin_once(&sp); /* a newcomer is linking itself behind prev */
             continue;
         }
@@ -525,10 +579,31 @@ void nl_cst_mutex_lock(nl_cst_mutex_t *m) { nl_cst_lock_sz(m, sizeof(cst_snode_t
 
 int nl_cst_mutex_trylock(nl_cst_mutex_t *m) { return nl_cst_trylock_sz(m, sizeof(cst_snode_t)); }
 
+/* Release, fast path first: nobody behind us, nobody parked or on the way,
+ * one snode keeping the global lock idle -- exactly the case in which
+ * cst_unlock() ends in its idle keep and frees the local lock with one CAS. */
+static inline void cst_unlock_fast(nl_cst_mutex_t *m, cst_qnode_t *me)
+{
+    cst_snode_t *s = me->snode;
+    if (NL_LIKELY(!atomic_load_explicit(&me->next, memory_order_acquire) && s->global_held &&
+                  !s->parked && !atomic_load_explicit(&s->inflight, memory_order_relaxed) &&
+                  single_snode(m))) {
+        cst_qnode_t *expect = me;
+        if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&s->tail, &expect, NULL,
+                                                              memory_order_seq_cst,
+                                                              memory_order_relaxed))) {
+            if (NL_UNLIKELY(!single_snode(m)))
+                revoke_idle_global(m, s); /* a second node came meanwhile */
+            return;
+        }
+    }
+    cst_unlock(m, me);
+}
+
 void nl_cst_mutex_unlock(nl_cst_mutex_t *m)
 {
     cst_qnode_t *me = nl_qnode_find(m);
-    cst_unlock(m, me);
+    cst_unlock_fast(m, me);
     nl_qnode_put(me);
 }
 

@@ -12,6 +12,14 @@
  *    node's active-reader count and check again for a writer (Dekker-style,
  *    sequentially consistent on both sides): the reader count is per node, so
  *    readers of different nodes never share a written cache line.
+ *  - A reader leaves by decrementing the count of the node it is on then
+ *    (usually the same; it may have moved), so it need not remember where it
+ *    entered. Node counts can go negative; the writer waits for their sum
+ *    (mod 2^32) to be zero. That sum never misses a reader inside: such a
+ *    reader's increment precedes the writer's announcement (else the reader
+ *    sees it and backs out on the same node), so every read of the counts
+ *    after the announcement sees the increment, and a decrement somewhere
+ *    else only ever follows its own increment.
  *  - Waiting readers spin for the load-dependent budget, then park on their
  *    node's reader futex (the per-node reader parking list); writers park in
  *    the mutex's per-node queues (the writer parking list).
@@ -33,9 +41,8 @@
 /* Readers look their snode up from a copy of the list head kept on the
  * readers' line, so that they never read the line of the mutex's global
  * queue word, which every writer writes. */
-static cst_rsnode_t *rsnode_get(nl_cst_rwsem_t *l)
+static __attribute__((noinline)) cst_rsnode_t *rsnode_get_slow(nl_cst_rwsem_t *l, int node)
 {
-    int node = nl_self_node(nl_self());
     for (cst_snode_t *s = atomic_load_explicit(&l->rhead, memory_order_acquire); s; s = s->next)
         if (s->node == node)
             return (cst_rsnode_t *)s;
@@ -45,8 +52,14 @@ static cst_rsnode_t *rsnode_get(nl_cst_rwsem_t *l)
     return (cst_rsnode_t *)s;
 }
 
-/* tag for the per-thread node that remembers a reader's snode */
-static const void *read_tag(nl_cst_rwsem_t *l) { return &l->writers; }
+static inline cst_rsnode_t *rsnode_get(nl_cst_rwsem_t *l)
+{
+    int node = nl_self_node(nl_self());
+    cst_snode_t *s = atomic_load_explicit(&l->rhead, memory_order_acquire);
+    if (NL_LIKELY(s && s->node == node))
+        return (cst_rsnode_t *)s;
+    return rsnode_get_slow(l, node);
+}
 
 static cst_rsnode_t *rs_first(nl_cst_rwsem_t *l)
 {
@@ -55,7 +68,7 @@ static cst_rsnode_t *rs_first(nl_cst_rwsem_t *l)
 static cst_rsnode_t *rs_next(cst_rsnode_t *rs) { return (cst_rsnode_t *)rs->m.next; }
 
 /* ---- readers ------------------------------------------------------------ */
-static int read_enter(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
+static inline int read_enter(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
 {
     if (atomic_load_explicit(&l->writers, memory_order_relaxed) & RW_COUNT)
         return EBUSY;
@@ -66,7 +79,7 @@ static int read_enter(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
     return EBUSY;
 }
 
-static void read_wait(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
+static __attribute__((noinline)) void read_wait(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
 {
     uint32_t budget = nl_cst_spin_budget();
     nl_spinner_t sp = cst_spinner();
@@ -93,35 +106,27 @@ void nl_cst_rwsem_down_read(nl_cst_rwsem_t *l)
     cst_rsnode_t *rs = rsnode_get(l);
     while (read_enter(l, rs) != 0)
         read_wait(l, rs);
-    cst_rsnode_t **slot = nl_qnode_get(read_tag(l));
-    *slot = rs; /* up_read must decrement this node's count even if ours changed */
 }
 
 int nl_cst_rwsem_down_read_trylock(nl_cst_rwsem_t *l)
 {
     cst_rsnode_t *rs = rsnode_get(l);
-    if (read_enter(l, rs) != 0)
-        return EBUSY;
-    cst_rsnode_t **slot = nl_qnode_get(read_tag(l));
-    *slot = rs;
-    return 0;
+    return read_enter(l, rs);
 }
 
 void nl_cst_rwsem_up_read(nl_cst_rwsem_t *l)
 {
-    cst_rsnode_t **slot = nl_qnode_find(read_tag(l));
-    cst_rsnode_t *rs = *slot;
-    nl_qnode_put(slot);
-    atomic_fetch_sub_explicit(&rs->readers, 1, SO);
+    /* the node we are on now: the writer sums the counts of all nodes */
+    atomic_fetch_sub_explicit(&rsnode_get(l)->readers, 1, SO);
 }
 
 /* ---- writers ------------------------------------------------------------ */
 static int readers_inside(nl_cst_rwsem_t *l)
 {
+    uint32_t sum = 0; /* mod 2^32: node counts may be negative, see the top */
     for (cst_rsnode_t *rs = rs_first(l); rs; rs = rs_next(rs))
-        if (atomic_load_explicit(&rs->readers, SO) != 0)
-            return 1;
-    return 0;
+        sum += (uint32_t)atomic_load_explicit(&rs->readers, SO);
+    return sum != 0;
 }
 
 static void wake_readers(nl_cst_rwsem_t *l)
@@ -149,11 +154,11 @@ void nl_cst_rwsem_down_write(nl_cst_rwsem_t *l)
     nl_cst_lock_sz(&l->wlock, sizeof(cst_rsnode_t));
     atomic_fetch_add_explicit(&l->writers, 1, SO); /* new readers wait from now on */
     /* readers already inside drain; the writer does not park here */
-    for (cst_rsnode_t *rs = rs_first(l); rs; rs = rs_next(rs)) {
-        nl_spinner_t sp = cst_spinner();
-        while (atomic_load_explicit(&rs->readers, SO) != 0)
-            nl_spin_once(&sp);
-    }
+    if (NL_LIKELY(!readers_inside(l)))
+        return;
+    nl_spinner_t sp = cst_spinner();
+    while (readers_inside(l))
+        nl_spin_once(&sp);
 }
 
 int nl_cst_rwsem_down_write_trylock(nl_cst_rwsem_t *l)
