@@ -23,3 +23,9 @@ endforeach()
 add_test(NAME verify_cna COMMAND ${CMAKE_SOURCE_DIR}/verify/run.sh)
 add_test(NAME verify_cna_broken COMMAND ${CMAKE_SOURCE_DIR}/verify/run.sh --broken)
 set_tests_properties(verify_cna verify_cna_broken PROPERTIES TIMEOUT 300 LABELS verify SKIP_RETURN_CODE 77)
+
+# Spin model of the qspinlock word protocol (verify/qspinlock.pml): safety and
+# the pending waiter's liveness must hold, each broken variant must fail.
+add_test(NAME verify_qspinlock COMMAND ${CMAKE_SOURCE_DIR}/verify/run.sh qspinlock)
+add_test(NAME verify_qspinlock_broken COMMAND ${CMAKE_SOURCE_DIR}/verify/run.sh qspinlock --broken)
+set_tests_properties(verify_qspinlock verify_qspinlock_broken PROPERTIES TIMEOUT 300 LABELS verify SKIP_RETURN_CODE 77)

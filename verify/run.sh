@@ -1,44 +1,112 @@
 #!/bin/sh
-# Model-check verify/cna.pml with Spin: mutual exclusion, no lost waiter,
-# progress (all threads finish), empty queues at the end.
-#   verify/run.sh              the model of src/locks/cna.c: must pass
-#   verify/run.sh --broken     each deliberately broken variant: must fail
+# Model-check the Spin models in verify/ (each .pml's header says what it
+# models and checks).
+#   verify/run.sh [cna]                  verify/cna.pml, the model of src/locks/cna.c
+#                                        (mutual exclusion, no lost waiter, progress,
+#                                        empty queues at the end): must pass
+#   verify/run.sh [cna] --broken         each deliberately broken variant: must fail
+#   verify/run.sh [cna] --full           adds 4 threads x 2 rounds (~10 minutes)
+#   verify/run.sh qspinlock              verify/qspinlock.pml, the lock word of
+#                                        src/locks/qspinlock.c (safety as above, and no
+#                                        starved pending waiter): must pass
+#   verify/run.sh qspinlock --broken     each deliberately broken variant: must fail
+#   verify/run.sh qspinlock --fixes      the model with the proposed fixes (see its
+#                                        header), also checking that no thread starves
 # Exit status 0 when every run gave the expected verdict.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 command -v spin >/dev/null 2>&1 || { echo "verify: spin is not installed (scripts/deps.d/spin.sh)"; exit 77; }
+model=cna
+case "${1:-}" in
+cna|qspinlock) model=$1; shift ;;
+esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 
-check() { # $1 = extra -D flags, prints the verdict line, returns 0 if no error found
-    spin -a $1 "$here/cna.pml" >spin.log 2>&1 || { cat spin.log; return 2; }
-    cc -O2 -w -DSAFETY -DCOLLAPSE -o pan pan.c >cc.log 2>&1 || { cat cc.log; return 2; }
-    ./pan -m100000 >pan.log 2>&1   # invalid end states (lost waiters) are checked by default
+# $1 = -D flags, $2 = safety (default) or liveness; prints the verdict line,
+# returns 0 if no error found, 1 if one was, 2 if spin, cc or pan failed.
+# safety: assertions and invalid end states (lost waiters); liveness:
+# non-progress cycles under weak fairness. Sets `incomplete` when the search
+# was cut short (depth limit).
+check() {
+    incomplete=
+    spin -a $1 "$here/$model.pml" >spin.log 2>&1 || { cat spin.log; return 2; }
+    if [ "${2:-safety}" = liveness ]; then
+        cc -O2 -w -DNP -DCOLLAPSE -o pan pan.c >cc.log 2>&1 || { cat cc.log; return 2; }
+        ./pan -m3000000 -l -f >pan.log 2>&1
+    else
+        cc -O2 -w -DSAFETY -DCOLLAPSE -o pan pan.c >cc.log 2>&1 || { cat cc.log; return 2; }
+        ./pan -m100000 >pan.log 2>&1   # invalid end states (lost waiters) are checked by default
+    fi
     errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' pan.log | head -1)
     states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' pan.log | head -1)
-    what=$(grep -E "assertion violated|invalid end state \(|max search depth too small" pan.log | head -1)
-    echo "  $1: errors=$errors states=$states ${what:+($what)}"
-    [ "$errors" = 0 ]
+    secs=$(sed -n 's/^pan: elapsed time \([0-9.e+]*\) seconds.*/\1/p' pan.log | head -1)
+    what=$(grep -E "assertion violated|invalid end state \(|non-progress cycle \(|max search depth too small" pan.log | head -1)
+    grep -q "max search depth too small" pan.log && incomplete=1
+    mode=; [ "${2:-safety}" = liveness ] && mode=" (liveness)"
+    echo "  $1$mode: errors=$errors states=$states time=${secs}s ${what:+($what)}"
+    case "$errors" in
+    0) return 0 ;;
+    [1-9]*) return 1 ;;
+    *) tail -5 pan.log; return 2 ;;
+    esac
 }
 
-# quick (CTest): 4 threads x 1 round (secondary queue of two, both unlock CAS
-# cases) and 3 threads x 2 rounds (re-entry behind a secondary queue);
-# --full adds 4 threads x 2 rounds (about 2.4e8 states, ~10 minutes here)
-rc=0
-case "${1:-}" in
---broken)
-    for b in 1 2 3; do
-        if check "-DBROKEN=$b -DN=4 -DROUNDS=1"; then echo "verify: FAIL: broken variant $b was not caught"; rc=1
-        else echo "verify: broken variant $b caught (counterexample found)"; fi
-    done ;;
-*)
-    configs="-DN=4@-DROUNDS=1 -DN=3@-DROUNDS=2"
-    [ "${1:-}" = "--full" ] && configs="$configs -DN=4@-DROUNDS=2"
-    for c in $configs; do
+# $1 = configurations (flags joined by @), $2 = safety or liveness: each must pass
+must_pass() {
+    for c in $1; do
         flags=$(echo "$c" | tr @ ' ')
-        if check "$flags"; then echo "verify: PASS cna.pml $flags"
-        else echo "verify: FAIL cna.pml $flags"; rc=1; fi
-    done ;;
+        if check "$flags" "$2" && [ -z "$incomplete" ]; then echo "verify: PASS $model.pml $flags"
+        else echo "verify: FAIL $model.pml $flags"; rc=1; fi
+    done
+}
+
+# $1 = broken variant, $2 = flags, $3 = safety or liveness: must yield a counterexample
+must_fail() {
+    check "-DBROKEN=$1 $2" "$3"
+    if [ $? = 1 ]; then echo "verify: broken variant $1 caught (counterexample found)"
+    else echo "verify: FAIL: broken variant $1 was not caught"; rc=1; fi
+}
+
+rc=0
+case "$model" in
+cna)
+    # quick (CTest): 4 threads x 1 round (secondary queue of two, both unlock CAS
+    # cases) and 3 threads x 2 rounds (re-entry behind a secondary queue);
+    # --full adds 4 threads x 2 rounds (about 2.4e8 states, ~10 minutes here)
+    case "${1:-}" in
+    --broken)
+        for b in 1 2 3; do must_fail $b "-DN=4 -DROUNDS=1" safety; done ;;
+    *)
+        configs="-DN=4@-DROUNDS=1 -DN=3@-DROUNDS=2"
+        [ "${1:-}" = "--full" ] && configs="$configs -DN=4@-DROUNDS=2"
+        must_pass "$configs" safety ;;
+    esac ;;
+qspinlock)
+    # safety: 4 threads x 1 round and 3 threads x 3 rounds (4 s + 11 s here);
+    # liveness: 3 threads acquiring forever (4 threads are out of reach here:
+    # over 1e8 states before the fairness copies)
+    live="-DFOREVER@-DN=3"
+    fixes="-DCOUNT_LOST_CLAIM=1@-DHEAD_LOST_CLAIM_NOSTEAL=1@-DXCHG_TAIL=1@-DONE_TRY=1"
+    case "${1:-}" in
+    --broken)
+        # variants 1 and 2 break the patience bound, so they are checked on a
+        # base where the bound holds: a lost claim CAS counts a round (the
+        # code as written does not count it, see verify/qspinlock.pml); that
+        # base must pass first
+        must_pass "$live@-DCOUNT_LOST_CLAIM=1" liveness
+        for b in 1 2; do must_fail $b "$(echo "$live@-DCOUNT_LOST_CLAIM=1" | tr @ ' ')" liveness; done
+        for b in 3 4 5; do must_fail $b "-DN=3 -DROUNDS=2" safety; done ;;
+    --fixes)
+        # the proposed fixes (verify/qspinlock.pml): safety, the pending
+        # waiter's liveness and starvation freedom of every thread (thread 0
+        # watched, the threads are symmetric)
+        must_pass "-DN=4@-DROUNDS=1@$fixes -DN=3@-DROUNDS=3@$fixes" safety
+        must_pass "$live@$fixes $live@-DWATCH=0@$fixes" liveness ;;
+    *)
+        must_pass "-DN=4@-DROUNDS=1 -DN=3@-DROUNDS=3" safety
+        must_pass "$live" liveness ;;
+    esac ;;
 esac
 exit $rc
