@@ -12,27 +12,28 @@
  * either lock, or trylock and lock when it fails (the generic handle with
  * statistics does that). Paths, as in the C code:
  *   fast:    CAS 0 -> locked.
- *   steal:   while the snapshot is 0 or pending alone (qs_stealable), CAS it
- *            to the same | locked.
+ *   steal:   if the snapshot is 0 or pending alone (qs_stealable), one CAS
+ *            of it to the same | locked.
  *   pending: snapshot == locked: fetch_or pending; if the old word had
  *            nothing but the locked byte, wait as the pending waiter
  *            (qs_pending_wait), else fetch_and ~pending unless it was
  *            already set, and queue.
  *   pending waiter: load; unlocked: claim with a CAS (pending -> 0,
- *            locked -> 1, nosteal -> 0 iff no tail), on failure load again
- *            (the C code's `continue`); locked: count a round. The patience
+ *            locked -> 1, nosteal -> 0 iff no tail); locked, or the claim
+ *            lost: count a round. The patience
  *            (qs_pending_patience, 64 in the C code) is a nondeterministic
  *            choice at every counted round: set nosteal now, or count; after
  *            PATIENCE counted rounds it must set it. So every patience up to
  *            PATIENCE is explored, and stealing is bounded by the counter.
- *   queue:   publish the tail with a CAS loop that keeps the other fields,
+ *   queue:   publish the tail with one exchange of the tail half-word,
  *            link behind the old tail and wait for the grant; as head, load
  *            until locked and pending are clear, setting nosteal once if it
  *            is not set; claim with a CAS: last (tail == us) -> word = locked
  *            only (tail and nosteal cleared), else the same | locked |
- *            nosteal; then wait until the successor has linked and grant it.
- *   trylock: load; while qs_available (not locked, no nosteal, and not
- *            pending with a tail), CAS to the same | locked.
+ *            nosteal; a lost claim sets nosteal; then wait until the
+ *            successor has linked and grant it.
+ *   trylock: load; if qs_available (not locked, no nosteal, and not
+ *            pending with a tail), one CAS to the same | locked.
  *   unlock:  locked = 0 (the byte store).
  * The successor is always the next node (plain MCS): the CNA reordering of
  * `qspinlock-cna` only changes which queued node becomes head, and is
@@ -57,11 +58,13 @@
  *     acquisitions are progress: no non-progress cycle = thread k (so, by
  *     symmetry, every thread) is starvation-free.
  *
- * The code as written fails the liveness check: the pending waiter counts a
- * round only when it sees the word locked, not when it sees it unlocked and
- * loses its claim CAS to a stealer, so "load unlocked; steal; CAS fails;
- * unlock" repeats forever with nosteal never set. These switches model
- * proposed fixes (all 0 = the code as written):
+ * The first version of the code (commit 61676c7) failed the liveness check:
+ * the pending waiter counted a round only when it saw the word locked, not
+ * when it saw it unlocked and lost its claim CAS to a stealer, so "load
+ * unlocked; steal; CAS fails; unlock" repeated forever with nosteal never
+ * set. These switches are the fixes, all 1 = the code as it is now (0 = the
+ * first version; verify/run.sh qspinlock --broken checks that turning any of
+ * them off brings a counterexample back):
  *   -DCOUNT_LOST_CLAIM=1         a failed claim CAS of the pending waiter
  *                                counts a round (goes to the patience test)
  *   -DHEAD_LOST_CLAIM_NOSTEAL=1  a queue head that lost its claim CAS sets
@@ -74,11 +77,9 @@
  *   -DONE_TRY=1                  the slow-path steal and trylock make one CAS
  *                                attempt, not one per stealable value seen
  * COUNT_LOST_CLAIM alone passes the pending-waiter check; all four pass the
- * -DWATCH=0 check, and each of them is needed for it (verify/run.sh
- * qspinlock --fixes).
+ * -DWATCH=0 check (no thread starves), and each of them is needed for it.
  *
- * Deliberately broken variants (verify/run.sh qspinlock --broken; 1 and 2
- * on top of -DCOUNT_LOST_CLAIM=1, whose liveness check passes):
+ * Deliberately broken variants (verify/run.sh qspinlock --broken):
  *   -DBROKEN=1  the pending waiter never sets nosteal (unbounded stealing):
  *               non-progress cycle
  *   -DBROKEN=2  trylock and the slow-path steal ignore nosteal: non-progress
@@ -106,16 +107,16 @@
 #define BROKEN 0
 #endif
 #ifndef COUNT_LOST_CLAIM
-#define COUNT_LOST_CLAIM 0
+#define COUNT_LOST_CLAIM 1
 #endif
 #ifndef HEAD_LOST_CLAIM_NOSTEAL
-#define HEAD_LOST_CLAIM_NOSTEAL 0
+#define HEAD_LOST_CLAIM_NOSTEAL 1
 #endif
 #ifndef XCHG_TAIL
-#define XCHG_TAIL 0
+#define XCHG_TAIL 1
 #endif
 #ifndef ONE_TRY
-#define ONE_TRY 0
+#define ONE_TRY 1
 #endif
 #if ONE_TRY
 #define RETRY break

@@ -128,14 +128,17 @@ static inline bool qs_stealable(uint32_t v)
 {
     return (v & ~QS_TAIL_MASK & ~QS_PENDING) == 0 && !(v & QS_TAIL_MASK);
 }
+/* One attempt (as Linux's): a retry per available value seen could go on
+ * forever while the word keeps changing (verify/qspinlock.pml, ONE_TRY). A
+ * failed CAS means another thread changed the word: it is taking the lock or
+ * queueing for it, and EBUSY is a fair answer. */
 static inline int qs_trylock(nl_qspinlock_t *l)
 {
     uint32_t v = atomic_load_explicit(&l->val, memory_order_relaxed);
-    while (qs_available(v)) {
-        if (atomic_compare_exchange_weak_explicit(&l->val, &v, v | QS_LOCKED, memory_order_acquire,
-                                                  memory_order_relaxed))
-            return 0;
-    }
+    if (qs_available(v) &&
+        atomic_compare_exchange_strong_explicit(&l->val, &v, v | QS_LOCKED, memory_order_acquire,
+                                                memory_order_relaxed))
+        return 0;
     return EBUSY;
 }
 
@@ -168,10 +171,12 @@ static __attribute__((noinline)) void qs_pending_wait(nl_qspinlock_t *l)
             uint32_t want = (val & ~QS_PENDING) | QS_LOCKED;
             if (!(val & QS_TAIL_MASK))
                 want &= ~QS_NOSTEAL;
-            if (atomic_compare_exchange_weak_explicit(&l->val, &val, want, memory_order_acquire,
-                                                      memory_order_relaxed))
+            if (atomic_compare_exchange_strong_explicit(&l->val, &val, want, memory_order_acquire,
+                                                        memory_order_relaxed))
                 return;
-            continue;
+            /* lost the claim to a thief: that counts against the patience
+             * too, or "see it free, lose the CAS" could repeat forever with
+             * no-steal never set (verify/qspinlock.pml, COUNT_LOST_CLAIM) */
         }
         if (!no_steal && ++rounds > qs_pending_patience) {
             atomic_fetch_or_explicit(&l->val, QS_NOSTEAL, memory_order_relaxed);
@@ -197,11 +202,10 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
 
     /* only a pending waiter, no queue, lock free: take it (bounded stealing,
      * see qs_pending_wait) */
-    while (qs_stealable(val)) {
-        if (atomic_compare_exchange_weak_explicit(&l->val, &val, val | QS_LOCKED, memory_order_acquire,
-                                                  memory_order_relaxed))
-            return;
-    }
+    if (qs_stealable(val) &&
+        atomic_compare_exchange_strong_explicit(&l->val, &val, val | QS_LOCKED, memory_order_acquire,
+                                                memory_order_relaxed))
+        return; /* one attempt, as trylock */
     if (!(val & ~QS_LOCKED_MASK)) {
         /* no pending waiter, nobody queued: become the pending waiter */
         val = atomic_fetch_or_explicit(&l->val, QS_PENDING, memory_order_acquire);
@@ -233,11 +237,20 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
     me->numa = -1;
     me->since = 0;
 
-    /* publish our tail, keeping the locked byte and pending bit */
+    /* publish our tail, keeping the locked byte and the bits: one exchange
+     * of the tail half-word, as Linux's xchg_tail (a CAS loop on the whole
+     * word can fail for as long as others keep changing it;
+     * verify/qspinlock.pml, XCHG_TAIL) */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint32_t old = (uint32_t)__atomic_exchange_n((uint16_t *)&l->val + 1,
+                                                 (uint16_t)(tail >> 16), __ATOMIC_ACQ_REL)
+                   << 16;
+#else
     uint32_t old = atomic_load_explicit(&l->val, memory_order_relaxed);
     while (!atomic_compare_exchange_weak_explicit(&l->val, &old, (old & ~QS_TAIL_MASK) | tail,
                                                   memory_order_acq_rel, memory_order_relaxed))
         ;
+#endif
     if (old & QS_TAIL_MASK) {
         qs_node_t *prev = qs_decode(old & QS_TAIL_MASK);
         if (cna)
@@ -266,9 +279,16 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
             want = QS_LOCKED | (sec ? ((qs_node_t *)sec->sec_tail)->code | QS_NOSTEAL : 0);
         else
             want = val | QS_LOCKED | QS_NOSTEAL;
-        if (atomic_compare_exchange_weak_explicit(&l->val, &val, want, memory_order_acq_rel,
-                                                  memory_order_relaxed))
+        if (atomic_compare_exchange_strong_explicit(&l->val, &val, want, memory_order_acq_rel,
+                                                    memory_order_relaxed))
             break;
+        /* lost the free lock to a trylock or thief: keep them out from now on,
+         * or they could win every such race (verify/qspinlock.pml,
+         * HEAD_LOST_CLAIM_NOSTEAL) */
+        if (!no_steal) {
+            atomic_fetch_or_explicit(&l->val, QS_NOSTEAL, memory_order_relaxed);
+            no_steal = true;
+        }
     }
     if ((val & QS_TAIL_MASK) == tail) {
         if (sec) {
