@@ -8,7 +8,7 @@ import java.util.concurrent.locks.LockSupport;
  * A queue node of the MCS family (MCS, CNA, HMCS, VNA's per-node queues). One node is allocated
  * per queued acquisition and never reused, so there is no ABA problem.
  *
- * <p>Waiting is cooperative: the waiter spins {@link Spin#SPINS_BEFORE_PARK} times, then publishes
+ * <p>Waiting is cooperative: the waiter spins {@link Spin#spinsBeforePark} times, then publishes
  * {@link #PARKED} and parks; the granter swaps in a positive grant value and unparks the waiter
  * only when it had parked. A positive status is a grant; its value carries information from the
  * granter (HMCS's pass count).
@@ -66,7 +66,8 @@ final class QNode {
     /** Blocks the owning thread until {@link #grant(int)}; returns the grant value (positive). */
     int await() {
         int s;
-        for (int i = 0; i < Spin.SPINS_BEFORE_PARK; i++) {
+        int spins = Spin.spinsBeforePark(thread);
+        for (int i = 0; i < spins; i++) {
             if ((s = status) > 0) {
                 return s;
             }

@@ -33,7 +33,7 @@ public class VnaLock extends NumaLock {
         /** The paper: CAS the flag in a loop ({@link Thread#onSpinWait()}, periodic {@link Thread#yield()}). */
         SPIN,
         /**
-         * Spin like {@link #SPIN} for {@link Spin#SPINS_BEFORE_PARK} iterations, then publish the
+         * Spin like {@link #SPIN} for {@link Spin#spinsBeforePark} iterations, then publish the
          * thread in the queue's slot and park; every unlock unparks one published head (round
          * robin over the queues). The default: on few carriers, spinning heads take the carrier
          * away from the holder each time it yields inside its critical section.
@@ -159,11 +159,12 @@ public class VnaLock extends NumaLock {
     /** PARK mode: the head of queue {@code qi} takes the flag, parking between attempts. */
     private void awaitFlagParking(int qi) {
         Thread me = Thread.currentThread();
+        int spins = Spin.spinsBeforePark(me);
         for (int i = 0; ; i++) {
             if (flag == 0 && FLAG.compareAndSet(this, 0, 1)) {
                 return;
             }
-            if (i < Spin.SPINS_BEFORE_PARK) {
+            if (i < spins) {
                 Spin.pause(i);
                 continue;
             }
@@ -174,7 +175,7 @@ public class VnaLock extends NumaLock {
                 LockSupport.park(this);
             }
             parkedHeads.set(qi, null);
-            i = Spin.SPINS_BEFORE_PARK - 2; // one CAS attempt and a pause before parking again
+            i = spins - 2; // one CAS attempt and a pause before parking again
         }
     }
 
