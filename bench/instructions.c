@@ -39,29 +39,18 @@ static int child(const nl_lock_ops_t *ops, long pairs)
     nl_lock_t *l = nl_lock_create_ops(ops, NULL);
     if (!l)
         return 1;
+    /* the read side of a read-write lock with NUMALOCK_INSTR_READ=1 */
     const char *rd = getenv("NUMALOCK_INSTR_READ");
-    if (rd && *rd == '1') { /* the read side of a read-write lock */
-        for (int i = 0; i < 1000; i++) {
-            nl_lock_read_acquire(l);
-            nl_lock_read_release(l);
-        }
-        CALLGRIND_START_INSTRUMENTATION;
-        for (long i = 0; i < pairs; i++) {
-            nl_lock_read_acquire(l);
-            nl_lock_read_release(l);
-        }
-        CALLGRIND_STOP_INSTRUMENTATION;
-        nl_lock_destroy(l);
-        return 0;
-    }
+    void (*acquire)(nl_lock_t *) = rd && *rd == '1' ? nl_lock_read_acquire : nl_lock_acquire;
+    void (*release)(nl_lock_t *) = rd && *rd == '1' ? nl_lock_read_release : nl_lock_release;
     for (int i = 0; i < 1000; i++) {
-        nl_lock_acquire(l);
-        nl_lock_release(l);
+        acquire(l);
+        release(l);
     }
     CALLGRIND_START_INSTRUMENTATION;
     for (long i = 0; i < pairs; i++) {
-        nl_lock_acquire(l);
-        nl_lock_release(l);
+        acquire(l);
+        release(l);
     }
     CALLGRIND_STOP_INSTRUMENTATION;
     nl_lock_destroy(l);
