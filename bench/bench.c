@@ -391,7 +391,9 @@ static void print_table(const bench_ctx_t *c)
            "ratio", "remote", "fairness");
     for (size_t i = 0; i < c->nrecords; i++) {
         const bench_record_t *r = &c->records[i];
-        char ratio[16] = "-", remote[16] = "-", fair[16] = "-";
+        char ops[24] = "-", ratio[16] = "-", remote[16] = "-", fair[16] = "-";
+        if (!isnan(r->throughput)) /* footprint and the like measure no rate */
+            snprintf(ops, sizeof ops, "%.0f", r->throughput);
         if (!isnan(r->ratio))
             snprintf(ratio, sizeof ratio, "%.2fx", r->ratio);
         if (r->has_stats && r->stats.handovers)
@@ -399,8 +401,8 @@ static void print_table(const bench_ctx_t *c)
                      100.0 * (double)r->stats.remote_handovers / (double)r->stats.handovers);
         if (!isnan(r->fairness))
             snprintf(fair, sizeof fair, "%.3f", r->fairness);
-        printf("%-14s %-7d %-12s %14.0f %8s %9s %9s%s%s\n", r->lock, r->threads, r->topology,
-               r->throughput, ratio, remote, fair, r->extra[0] ? "  " : "", r->extra);
+        printf("%-14s %-7d %-12s %14s %8s %9s %9s%s%s\n", r->lock, r->threads, r->topology, ops,
+               ratio, remote, fair, r->extra[0] ? "  " : "", r->extra);
     }
 }
 
