@@ -228,6 +228,31 @@ int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r
     return rc;
 }
 
+int bench_sweep(bench_ctx_t *c, const bench_sweep_t *s, void *state)
+{
+    for (size_t ti = 0; ti < c->nthreads; ti++) {
+        for (size_t li = 0; li < c->nlocks; li++) {
+            int T = c->threads[ti];
+            int rc = s->setup(state, T);
+            if (rc)
+                return rc;
+            bench_record_t *r = bench_new_record(c, c->locks[li], T);
+            if (!r) {
+                s->teardown(state, T);
+                return ENOMEM;
+            }
+            bench_tp_args_t a = { c->locks[li], T, c->duration, state, s->op, s->thread_init };
+            rc = bench_throughput(c, &a, r);
+            s->describe(state, c->locks[li], r->extra, sizeof r->extra);
+            s->teardown(state, T);
+            if (rc)
+                return rc;
+        }
+    }
+    bench_ratios(c, s->baseline);
+    return 0;
+}
+
 static void *noop_thread(void *arg) { return arg; }
 
 void bench_become_multithreaded(void)

@@ -90,6 +90,21 @@ typedef struct bench_tp_args {
 } bench_tp_args_t;
 int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r);
 
+/* The threads x locks sweep of a throughput workload over a shared data
+ * structure: for every thread count and lock, setup() builds the structure
+ * (0 or an errno; it cleans up after itself on failure), bench_throughput()
+ * runs `op`, describe() writes the record's extra JSON fields, teardown()
+ * frees the structure. Ratios are then taken against `baseline`. */
+typedef struct {
+    int (*setup)(void *state, int threads);
+    void (*teardown)(void *state, int threads);
+    void (*describe)(const void *state, const nl_lock_ops_t *lock, char *extra, size_t n);
+    bench_op_fn op;
+    void (*thread_init)(void *state, int tid); /* may be NULL */
+    const char *baseline;
+} bench_sweep_t;
+int bench_sweep(bench_ctx_t *c, const bench_sweep_t *s, void *state);
+
 double bench_fairness(const uint64_t *per_thread, int n);
 /* The requested locks, plus `baseline` at the end unless requested: out must
  * hold BENCH_MAX_LOCKS + 1 entries; returns the count. */

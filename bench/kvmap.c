@@ -167,6 +167,51 @@ static void kv_op(void *state, int tid, nl_lock_t *lock)
         me->sink += (long)bench_xorshift(&me->rng) & 1;
 }
 
+/* one (threads, lock) run: a map about half full, per-thread records */
+static int kv_setup(void *state, int T)
+{
+    kv_state_t *st = state;
+    st->t = aligned_alloc(64, (size_t)T * sizeof(kv_thread_t));
+    if (!st->t)
+        return ENOMEM;
+    memset(st->t, 0, (size_t)T * sizeof(kv_thread_t));
+    uint64_t seed = 42;
+    st->root = NULL;
+    for (long i = 0; i < st->key_range / 2; i++) {
+        avl_t *n = calloc(1, sizeof *n);
+        if (!n) {
+            avl_free(st->root);
+            free(st->t);
+            return ENOMEM;
+        }
+        n->key = (long)(bench_xorshift(&seed) % (uint64_t)st->key_range);
+        n->val = n->key;
+        n->h = 1;
+        int used = 0;
+        st->root = avl_insert(st->root, n, &used);
+        if (!used)
+            free(n);
+    }
+    return 0;
+}
+
+static void kv_teardown(void *state, int T)
+{
+    kv_state_t *st = state;
+    for (int i = 0; i < T; i++)
+        free(st->t[i].spare);
+    free(st->t);
+    avl_free(st->root);
+}
+
+static void kv_describe(const void *state, const nl_lock_ops_t *lock, char *extra, size_t n)
+{
+    const kv_state_t *st = state;
+    (void)lock;
+    snprintf(extra, n, "\"key_range\": %ld, \"update_pct\": %u, \"external_work\": %u", st->key_range,
+             st->update_pct, st->external);
+}
+
 static int kv_run(bench_ctx_t *c)
 {
     kv_state_t st = {0};
@@ -178,46 +223,9 @@ static int kv_run(bench_ctx_t *c)
                  "bad kvmap parameters: --key-range must be at least 1 and --update-pct at most 100");
         return EINVAL;
     }
-    for (size_t ti = 0; ti < c->nthreads; ti++) {
-        for (size_t li = 0; li < c->nlocks; li++) {
-            int T = c->threads[ti];
-            st.t = aligned_alloc(64, (size_t)T * sizeof(kv_thread_t));
-            if (!st.t)
-                return ENOMEM;
-            memset(st.t, 0, (size_t)T * sizeof(kv_thread_t));
-            /* pre-fill about half of the key range */
-            uint64_t seed = 42;
-            st.root = NULL;
-            for (long i = 0; i < st.key_range / 2; i++) {
-                avl_t *n = calloc(1, sizeof *n);
-                if (!n)
-                    return ENOMEM;
-                n->key = (long)(bench_xorshift(&seed) % (uint64_t)st.key_range);
-                n->val = n->key;
-                n->h = 1;
-                int used = 0;
-                st.root = avl_insert(st.root, n, &used);
-                if (!used)
-                    free(n);
-            }
-            bench_record_t *r = bench_new_record(c, c->locks[li], T);
-            if (!r)
-                return ENOMEM;
-            bench_tp_args_t a = { c->locks[li], T, c->duration, &st, kv_op, kv_thread_init };
-            int rc = bench_throughput(c, &a, r);
-            snprintf(r->extra, sizeof r->extra,
-                     "\"key_range\": %ld, \"update_pct\": %u, \"external_work\": %u", st.key_range,
-                     st.update_pct, st.external);
-            for (int i = 0; i < T; i++)
-                free(st.t[i].spare);
-            free(st.t);
-            avl_free(st.root);
-            if (rc)
-                return rc;
-        }
-    }
-    bench_ratios(c, "pthread");
-    return 0;
+    static const bench_sweep_t sweep = { kv_setup, kv_teardown, kv_describe, kv_op, kv_thread_init,
+                                         "pthread" };
+    return bench_sweep(c, &sweep, &st);
 }
 
 static const bench_opt_t kv_opts[] = {

@@ -111,6 +111,56 @@ static void table_free(rw_state_t *st)
     free(st->buckets);
 }
 
+/* one (threads, lock) run: a table about half full, per-thread records */
+static int rw_setup(void *state, int T)
+{
+    rw_state_t *st = state;
+    st->t = aligned_alloc(64, (size_t)T * sizeof(rw_thread_t));
+    st->buckets = calloc((size_t)st->nbuckets, sizeof *st->buckets);
+    if (!st->t || !st->buckets) {
+        free(st->t);
+        free(st->buckets);
+        return ENOMEM;
+    }
+    memset(st->t, 0, (size_t)T * sizeof(rw_thread_t));
+    uint64_t seed = 4242;
+    for (long i = 0; i < st->key_range / 2; i++) {
+        long key = (long)(bench_xorshift(&seed) % (uint64_t)st->key_range);
+        hnode_t **b = &st->buckets[bucket_of(st, key)];
+        int dup = 0;
+        for (hnode_t *n = *b; n; n = n->next)
+            dup |= n->key == key;
+        if (dup)
+            continue;
+        hnode_t *n = malloc(sizeof *n);
+        if (!n) {
+            table_free(st);
+            free(st->t);
+            return ENOMEM;
+        }
+        n->key = n->val = key;
+        n->next = *b;
+        *b = n;
+    }
+    return 0;
+}
+
+static void rw_teardown(void *state, int T)
+{
+    rw_state_t *st = state;
+    for (int i = 0; i < T; i++)
+        free(st->t[i].spare);
+    free(st->t);
+    table_free(st);
+}
+
+static void rw_describe(const void *state, const nl_lock_ops_t *lock, char *extra, size_t n)
+{
+    const rw_state_t *st = state;
+    snprintf(extra, n, "\"read_pct\": %u, \"key_range\": %ld, \"buckets\": %ld, \"rw_lock\": %s",
+             st->read_pct, st->key_range, st->nbuckets, (lock->props & NL_PROP_RW) ? "true" : "false");
+}
+
 static int rw_run(bench_ctx_t *c)
 {
     rw_state_t st = {0};
@@ -135,49 +185,9 @@ static int rw_run(bench_ctx_t *c)
             return ENOENT;
         }
     }
-    for (size_t ti = 0; ti < c->nthreads; ti++) {
-        for (size_t li = 0; li < c->nlocks; li++) {
-            int T = c->threads[ti];
-            st.t = aligned_alloc(64, (size_t)T * sizeof(rw_thread_t));
-            st.buckets = calloc((size_t)st.nbuckets, sizeof *st.buckets);
-            if (!st.t || !st.buckets)
-                return ENOMEM;
-            memset(st.t, 0, (size_t)T * sizeof(rw_thread_t));
-            uint64_t seed = 4242;
-            for (long i = 0; i < st.key_range / 2; i++) { /* about half full */
-                long key = (long)(bench_xorshift(&seed) % (uint64_t)st.key_range);
-                hnode_t **b = &st.buckets[bucket_of(&st, key)];
-                int dup = 0;
-                for (hnode_t *n = *b; n; n = n->next)
-                    dup |= n->key == key;
-                if (dup)
-                    continue;
-                hnode_t *n = malloc(sizeof *n);
-                if (!n)
-                    return ENOMEM;
-                n->key = n->val = key;
-                n->next = *b;
-                *b = n;
-            }
-            bench_record_t *r = bench_new_record(c, c->locks[li], T);
-            if (!r)
-                return ENOMEM;
-            bench_tp_args_t a = { c->locks[li], T, c->duration, &st, rw_op, rw_thread_init };
-            int rc = bench_throughput(c, &a, r);
-            snprintf(r->extra, sizeof r->extra,
-                     "\"read_pct\": %u, \"key_range\": %ld, \"buckets\": %ld, \"rw_lock\": %s",
-                     st.read_pct, st.key_range, st.nbuckets,
-                     (c->locks[li]->props & NL_PROP_RW) ? "true" : "false");
-            for (int i = 0; i < T; i++)
-                free(st.t[i].spare);
-            free(st.t);
-            table_free(&st);
-            if (rc)
-                return rc;
-        }
-    }
-    bench_ratios(c, "pthread-rwlock");
-    return 0;
+    static const bench_sweep_t sweep = { rw_setup, rw_teardown, rw_describe, rw_op, rw_thread_init,
+                                         "pthread-rwlock" };
+    return bench_sweep(c, &sweep, &st);
 }
 
 static const bench_opt_t rw_opts[] = {
