@@ -123,11 +123,13 @@ static inline bool qs_available(uint32_t v)
     return !(v & QS_PENDING) || !(v & QS_TAIL_MASK);
 }
 
-/* the lock slow path steals only from a lone pending waiter */
+/* the lock slow path steals only from a lone pending waiter: the word is 0
+ * or the pending bit alone (free, no no-steal, nobody queued) */
 static inline bool qs_stealable(uint32_t v)
 {
-    return (v & ~QS_TAIL_MASK & ~QS_PENDING) == 0 && !(v & QS_TAIL_MASK);
+    return (v & ~QS_PENDING) == 0;
 }
+
 /* One attempt (as Linux's): a retry per available value seen could go on
  * forever while the word keeps changing (verify/qspinlock.pml, ONE_TRY). A
  * failed CAS means another thread changed the word: it is taking the lock or
