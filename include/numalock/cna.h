@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* ---- qspinlock ----------------------------------------------------------- */
-typedef struct { _Atomic uint32_t val; } nl_qspinlock_t;
+typedef struct { NL_ATOMIC(uint32_t) val; } nl_qspinlock_t;
 #define NL_QSPINLOCK_INIT { 0 }
 
 NL_API void nl_qspin_lock(nl_qspinlock_t *l);
@@ -46,15 +46,15 @@ NL_API bool nl_qspin_is_locked(const nl_qspinlock_t *l);
 typedef struct nl_cna_node {
     /* grant word: 0 waiting, 3 parked, 1 granted with an empty secondary
      * queue, otherwise the (8-aligned) head of the secondary queue */
-    _Atomic uint64_t spin;
-    _Atomic(struct nl_cna_node *) next;
+    NL_ATOMIC(uint64_t) spin;
+    NL_ATOMIC(struct nl_cna_node *) next;
     struct nl_cna_node *sec_tail;  /* valid in the secondary queue's head */
     uint64_t since;                /* when the lock arrived on the holder's node */
     int32_t numa;                  /* node of the waiter, -1 if it never waited */
     int32_t pad_;
 } nl_cna_node_t;
 
-typedef struct { _Atomic(nl_cna_node_t *) tail; } nl_cna_t;
+typedef struct { NL_ATOMIC(nl_cna_node_t *) tail; } nl_cna_t;
 #define NL_CNA_INIT { 0 }
 
 /* paper form: the caller keeps `me` (any thread-private memory) until unlock */

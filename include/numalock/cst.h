@@ -24,19 +24,19 @@ extern "C" {
 #endif
 
 typedef struct nl_cst_mutex {
-    void *_Atomic gtail;        /* global queue: tail snode, NULL when free   */
-    void *_Atomic snodes;       /* list of allocated snodes (newest first)    */
-    _Atomic uint64_t present;   /* bit n: node n has (or is allocating) one   */
-    uint32_t local_passes;      /* acquisitions per global tenure; 0: default */
+    NL_ATOMIC(void *) gtail;     /* global queue: tail snode, NULL when free   */
+    NL_ATOMIC(void *) snodes;    /* list of allocated snodes (newest first)    */
+    NL_ATOMIC(uint64_t) present; /* bit n: node n has (or is allocating) one   */
+    uint32_t local_passes;       /* acquisitions per global tenure; 0: default */
     uint32_t reserved;
 } nl_cst_mutex_t;
 
 typedef struct nl_cst_rwsem {
-    nl_cst_mutex_t wlock;       /* writers serialise on a CST mutex           */
+    nl_cst_mutex_t wlock;        /* writers serialise on a CST mutex           */
     /* the readers' line, apart from the mutex's global queue word */
-    _Alignas(64) _Atomic uint32_t writers; /* a writer is in or draining readers */
+    NL_ALIGNAS(64) NL_ATOMIC(uint32_t) writers; /* a writer is in or draining readers */
     uint32_t reserved;
-    void *_Atomic rhead;        /* readers' copy of the snode list head       */
+    NL_ATOMIC(void *) rhead;     /* readers' copy of the snode list head       */
 } nl_cst_rwsem_t;
 
 #define NL_CST_MUTEX_INITIALIZER { 0 }

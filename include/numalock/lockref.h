@@ -20,7 +20,7 @@ extern "C" {
 #endif
 
 typedef struct nl_lockref {
-    _Alignas(8) _Atomic uint64_t lock_count; /* low half: qspinlock, high half: count */
+    NL_ALIGNAS(8) NL_ATOMIC(uint64_t) lock_count; /* low half: qspinlock, high half: count */
 } nl_lockref_t;
 
 #define NL_LOCKREF_INIT(count) { (uint64_t)(uint32_t)(count) << 32 }

@@ -27,6 +27,21 @@ extern "C" {
 
 #define NL_VERSION "0.1.0"
 
+/* Lock and statistics fields the library updates atomically. In C they are
+ * _Atomic. In C++ (which has no _Atomic) they are the plain integer or
+ * pointer of the same size, aligned as GCC and Clang align the _Atomic type
+ * (to its size), so both languages see one struct layout (tests/cxx: test_cxx
+ * compares sizes, alignments and offsets). Only the library, and inline code
+ * in these headers through the __atomic builtins (which accept both forms),
+ * reads or writes them: to C++ code they are opaque storage. */
+#ifdef __cplusplus
+#define NL_ATOMIC(T) alignas(sizeof(T)) T
+#define NL_ALIGNAS(n) alignas(n)
+#else
+#define NL_ATOMIC(T) _Atomic(T)
+#define NL_ALIGNAS(n) _Alignas(n)
+#endif
+
 /* ---- properties of an algorithm ---------------------------------------- */
 enum {
     NL_PROP_FAIR        = 1u << 0, /* FIFO or bounded-bypass admission            */
@@ -36,7 +51,9 @@ enum {
     NL_PROP_ANY_UNLOCK  = 1u << 4, /* may be released by a thread other than owner */
     NL_PROP_RW          = 1u << 5, /* read_acquire/read_release available          */
     NL_PROP_DELEGATE    = 1u << 6, /* critical sections run by a server (execute)  */
-    NL_PROP_NEEDS_DESTROY = 1u << 7 /* destroy frees memory: must be called         */
+    NL_PROP_NEEDS_DESTROY = 1u << 7, /* destroy frees memory: must be called        */
+    NL_PROP_FREE_RELEASE = 1u << 8   /* release of a free lock leaves it free and
+                                        working (a stray unlock is harmless)        */
 };
 
 /* Attributes for creating a lock; NULL means defaults. */
@@ -70,6 +87,12 @@ typedef struct nl_lock_ops {
     size_t (*footprint)(const void *lock);
     /* bytes of a lock sized for a machine with `nodes` nodes, NULL: size */
     size_t (*bytes_at_nodes)(unsigned nodes);
+    /* non-zero while some thread holds the lock (write side; a read-write
+     * lock: or readers). A snapshot, for misuse checks: the preload library
+     * needs it of every lock that replaces a pthread mutex (EBUSY from
+     * destroying a held mutex; a stray unlock of a free one is skipped when
+     * the lock lacks NL_PROP_FREE_RELEASE). NULL: cannot tell. */
+    int (*held)(const void *lock);
 } nl_lock_ops_t;
 
 /* ---- registry ------------------------------------------------------------ */
@@ -91,9 +114,9 @@ typedef struct nl_stats_snapshot {
 
 /* Raw statistics block, usable by code that keeps locks in its own storage. */
 typedef struct nl_stats {
-    _Atomic uint64_t acquisitions, contended, handovers, remote_handovers, read_acquisitions;
-    _Atomic int64_t last_thread;
-    _Atomic int32_t last_node;
+    NL_ATOMIC(uint64_t) acquisitions, contended, handovers, remote_handovers, read_acquisitions;
+    NL_ATOMIC(int64_t) last_thread;
+    NL_ATOMIC(int32_t) last_node;
 } nl_stats_t;
 
 NL_API void nl_stats_init(nl_stats_t *s);
