@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "../core/internal.h"
+#include "measure.h"
 
 #define NL_NODE_REFRESH 1024u /* node lookups served from cache between refreshes */
 
@@ -28,7 +29,7 @@ static void set_err(char *err, size_t len, const char *fmt, const char *a)
         snprintf(err, len, fmt, a);
 }
 
-#define VALID_FORMS "valid forms are auto, virtual:N (N from 1 to 64), cpus:LIST/LIST/... (e.g. cpus:0-3/4-7)"
+#define VALID_FORMS "valid forms are auto, virtual:N (N from 1 to 64), cpus:LIST/LIST/... (e.g. cpus:0-3/4-7), measured"
 
 /* Parse "0-3,8,10-11" into a bitmap over [0, NL_MAX_CPUS); -1 on syntax error. */
 static int parse_cpulist(const char *s, const char *end, unsigned char *set)
@@ -164,6 +165,8 @@ int nl_topology_parse(const char *spec, nl_topology_t *out, char *err, size_t er
     memset(out, 0, sizeof *out);
     if (!strcmp(spec, "auto"))
         return parse_auto(out);
+    if (!strcmp(spec, "measured")) /* the stored latency clustering (measured.c) */
+        return nl_topology_parse_measured(out, err, errlen);
     if (!strncmp(spec, "virtual:", 8)) {
         const char *n = spec + 8;
         char *end;

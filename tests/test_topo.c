@@ -1,0 +1,277 @@
+/* Topology by measurement (issue 15): clustering of synthetic latency
+ * matrices, the spec it implies, the stored measurement, `--topology measured`,
+ * and one real measurement on this machine.
+ *   test_topo [cluster|store|measured|measure|all] */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "numalock/topology.h"
+#include "../src/topology/measure.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            failures++;                                                     \
+            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                   \
+            fputc('\n', stderr);                                            \
+        }                                                                   \
+    } while (0)
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static double urand(void) /* [0, 1) */
+{
+    rng ^= rng >> 12; rng ^= rng << 25; rng ^= rng >> 27;
+    return (double)((rng * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+}
+
+/* n CPUs, group[i] their true cluster; latency near[g]/far, with relative
+ * noise +-noise (uniform), asymmetric like a real measurement */
+static void synth(double *m, int n, const int *group, double near, double far, double noise)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double base = i == j ? 0 : group[i] == group[j] ? near : far;
+            m[i * n + j] = base * (1 + noise * (2 * urand() - 1));
+        }
+}
+
+static const char *spec_of(const double *m, int n, const int *cpus, nl_clusters_t *c)
+{
+    static char buf[4096];
+    int rc = nl_cluster_latency(m, n, NL_CLUSTER_MIN_CLARITY, c);
+    if (rc)
+        return "error";
+    nl_cluster_spec(c, cpus, buf, sizeof buf);
+    return buf;
+}
+
+static void test_cluster(void)
+{
+    int cpus[64], group[64];
+    double m[64 * 64];
+    nl_clusters_t c;
+    for (int i = 0; i < 64; i++)
+        cpus[i] = i;
+
+    /* two sockets of 8, the 16-core shape: ~80 ns near, ~190 ns far */
+    for (int i = 0; i < 16; i++)
+        group[i] = i / 8;
+    synth(m, 16, group, 80, 190, 0);
+    CHECK(!strcmp(spec_of(m, 16, cpus, &c), "cpus:0-7/8-15"), "got %s", spec_of(m, 16, cpus, &c));
+    CHECK(c.k == 2 && fabs(c.clarity - 190.0 / 80) < 1e-9, "k %d clarity %f", c.k, c.clarity);
+
+    /* interleaved sockets (even/odd CPU ids) */
+    for (int i = 0; i < 16; i++)
+        group[i] = i % 2;
+    synth(m, 16, group, 70, 200, 0);
+    CHECK(!strcmp(spec_of(m, 16, cpus, &c), "cpus:0,2,4,6,8,10,12,14/1,3,5,7,9,11,13,15"), "got %s",
+          spec_of(m, 16, cpus, &c));
+
+    /* CPU ids that are not 0..n-1: the spec names the ids */
+    int ids[8] = { 0, 1, 4, 5, 8, 9, 12, 13 };
+    int g8[8] = { 0, 0, 1, 1, 0, 0, 1, 1 };
+    synth(m, 8, g8, 50, 150, 0);
+    CHECK(!strcmp(spec_of(m, 8, ids, &c), "cpus:0-1,8-9/4-5,12-13"), "got %s", spec_of(m, 8, ids, &c));
+
+    /* flat: one node, and the sentence says why */
+    for (int i = 0; i < 16; i++)
+        group[i] = 0;
+    synth(m, 16, group, 190, 190, 0);
+    CHECK(!strcmp(spec_of(m, 16, cpus, &c), "cpus:0-15") && c.k == 1 && c.why[0], "got %s k %d", spec_of(m, 16, cpus, &c), c.k);
+
+    /* two levels: 4 sockets, pairs of sockets nearer: the finest clear level wins */
+    for (int i = 0; i < 16; i++)
+        group[i] = i / 4;
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++)
+            m[i * 16 + j] = i == j ? 0 : group[i] == group[j] ? 50 : group[i] / 2 == group[j] / 2 ? 100 : 200;
+    CHECK(!strcmp(spec_of(m, 16, cpus, &c), "cpus:0-3/4-7/8-11/12-15"), "got %s", spec_of(m, 16, cpus, &c));
+
+    /* halves of a real cluster are no cluster: 2, not 4 */
+    for (int i = 0; i < 16; i++)
+        group[i] = i / 8;
+    synth(m, 16, group, 80, 190, 0);
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++)
+            if (i != j && group[i] == group[j] && (i % 8) / 4 != (j % 8) / 4)
+                m[i * 16 + j] = 84; /* a hair slower across the halves */
+    CHECK(!strcmp(spec_of(m, 16, cpus, &c), "cpus:0-7/8-15"), "got %s", spec_of(m, 16, cpus, &c));
+
+    /* one CPU far from all others (a busy CPU) is noise, not a node */
+    for (int i = 0; i < 16; i++)
+        group[i] = 0;
+    synth(m, 16, group, 100, 100, 0);
+    for (int j = 0; j < 16; j++)
+        if (j != 5)
+            m[5 * 16 + j] = m[j * 16 + 5] = 400;
+    CHECK(!strcmp(spec_of(m, 16, cpus, &c), "cpus:0-15"), "got %s", spec_of(m, 16, cpus, &c));
+
+    /* too few CPUs: one node */
+    m[0] = 0; m[1] = 120; m[2] = 118; m[3] = 0;
+    CHECK(!strcmp(spec_of(m, 2, cpus, &c), "cpus:0-1") && c.k == 1, "got %s", spec_of(m, 2, cpus, &c));
+    CHECK(nl_cluster_latency(m, 1, 1.5, &c) == 0 && c.k == 1, "one CPU");
+
+    /* bad input */
+    m[1] = NAN;
+    CHECK(nl_cluster_latency(m, 2, 1.5, &c) == EINVAL, "NaN latency accepted");
+    CHECK(nl_cluster_latency(m, 0, 1.5, &c) == EINVAL, "n = 0 accepted");
+
+    /* noise does not flap the verdict: 200 noisy draws each */
+    int flaps = 0;
+    for (int s = 0; s < 200; s++) {
+        for (int i = 0; i < 16; i++)
+            group[i] = i / 8;
+        synth(m, 16, group, 80, 190, 0.25);
+        flaps += strcmp(spec_of(m, 16, cpus, &c), "cpus:0-7/8-15") != 0;
+    }
+    CHECK(flaps == 0, "clear clusters with 25%% noise: %d of 200 draws gave another spec", flaps);
+    flaps = 0;
+    for (int s = 0; s < 200; s++) {
+        for (int i = 0; i < 16; i++)
+            group[i] = 0;
+        synth(m, 16, group, 190, 190, 0.25);
+        flaps += strcmp(spec_of(m, 16, cpus, &c), "cpus:0-15") != 0;
+    }
+    CHECK(flaps == 0, "flat with 25%% noise: %d of 200 draws gave clusters", flaps);
+    flaps = 0;
+    for (int s = 0; s < 200; s++) { /* 4 sockets of 8, 32 CPUs */
+        for (int i = 0; i < 32; i++)
+            group[i] = i / 8;
+        synth(m, 32, group, 60, 240, 0.3);
+        flaps += strcmp(spec_of(m, 32, cpus, &c), "cpus:0-7/8-15/16-23/24-31") != 0;
+    }
+    CHECK(flaps == 0, "4 sockets with 30%% noise: %d of 200 draws gave another spec", flaps);
+    printf("cluster: ok\n");
+}
+
+static void tmpname(char *buf, size_t len, const char *what)
+{
+    snprintf(buf, len, "%s/numalock-test-topo-%ld-%s", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (long)getpid(), what);
+}
+
+static void test_store(void)
+{
+    char path[512], spec[4096], err[256];
+    tmpname(path, sizeof path, "store");
+    nl_c2c_t m = { .n = 4, .cpus = { 0, 1, 2, 3 }, .method = "cas", .rounds = 5, .trips = 100 };
+    double ns[16] = { 0, 50, 150, 150, 50, 0, 150, 150, 150, 150, 0, 50, 150, 150, 50, 0 };
+    m.ns = ns;
+    nl_clusters_t c;
+    CHECK(nl_cluster_latency(ns, 4, NL_CLUSTER_MIN_CLARITY, &c) == 0 && c.k == 2, "k %d", c.k);
+    CHECK(nl_measured_store(path, &m, &c, err, sizeof err) == 0, "%s", err);
+    int same[4] = { 0, 1, 2, 3 }, other[3] = { 0, 1, 2 };
+    CHECK(nl_measured_load(path, same, 4, spec, sizeof spec) == 0 && !strcmp(spec, "cpus:0-1/2-3"), "spec %s", spec);
+    CHECK(nl_measured_load(path, other, 3, spec, sizeof spec) == ESTALE, "another CPU set is stale");
+    unlink(path);
+    CHECK(nl_measured_load(path, same, 4, spec, sizeof spec) == ENOENT, "missing file");
+    FILE *f = fopen(path, "w");
+    fputs("not a measurement\n", f);
+    fclose(f);
+    CHECK(nl_measured_load(path, same, 4, spec, sizeof spec) == EINVAL, "garbage file");
+    unlink(path);
+    CHECK(nl_measured_store("/proc/nonexistent/x", &m, &c, err, sizeof err) != 0 &&
+              strstr(err, "/proc/nonexistent/x"), "unwritable path: %s", err);
+    printf("store: ok\n");
+}
+
+static void test_measured_spec(void)
+{
+    char path[512], err[512];
+    tmpname(path, sizeof path, "measured");
+    setenv("NUMALOCK_TOPOLOGY_FILE", path, 1);
+    int cpus[NL_C2C_MAX_CPUS];
+    int n = nl_affinity_cpus(cpus, NL_C2C_MAX_CPUS);
+    unsigned char all[NL_C2C_MAX_CPUS];
+    memset(all, 1, sizeof all);
+    char list[4096];
+    nl_cpulist_format(cpus, all, n, list, sizeof list);
+
+    /* a stored measurement for this CPU set is used as it is: a spec no
+     * measurement here would give (each CPU its own node) proves it */
+    FILE *f = fopen(path, "w");
+    fprintf(f, "numalock measured topology 1\ncpus %s\nspec cpus:", list);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%d", i ? "/" : "", cpus[i]);
+    fprintf(f, "\nclusters %d\n", n);
+    fclose(f);
+    nl_topology_t t;
+    CHECK(nl_topology_parse("measured", &t, err, sizeof err) == 0, "%s", err);
+    CHECK(t.nnodes == n && !strcmp(t.spec, "measured") && t.kind == NL_TOPO_CPUS, "nodes %d spec %s",
+          t.nnodes, t.spec);
+    CHECK(nl_topology_set("measured", err, sizeof err) == 0 && nl_topology_nodes() == n, "set: %s", err);
+
+    /* stored for another CPU set: measured again, and the file rewritten */
+    f = fopen(path, "w");
+    fprintf(f, "numalock measured topology 1\ncpus 0-4095\nspec cpus:0/1\n");
+    fclose(f);
+    CHECK(nl_topology_parse("measured", &t, err, sizeof err) == 0, "%s", err);
+    char spec[4096];
+    CHECK(nl_measured_load(path, cpus, n, spec, sizeof spec) == 0, "file not rewritten for this CPU set");
+    CHECK(t.nnodes >= 1 && !strcmp(t.spec, "measured"), "nodes %d", t.nnodes);
+    if (n < 4) /* fewer than 4 CPUs never form clusters */
+        CHECK(t.nnodes == 1, "%d CPUs gave %d nodes", n, t.nnodes);
+    unlink(path);
+
+    /* missing: measured and stored */
+    CHECK(nl_topology_parse("measured", &t, err, sizeof err) == 0 && access(path, R_OK) == 0, "%s", err);
+    int nodes = t.nnodes;
+    unlink(path);
+    unsetenv("NUMALOCK_TOPOLOGY_FILE");
+    /* the error sentence lists measured among the valid forms */
+    CHECK(nl_topology_parse("measure", &t, err, sizeof err) == EINVAL && strstr(err, "measured"), "%s", err);
+    printf("measured: ok (%d CPUs, %d node%s)\n", n, nodes, nodes == 1 ? "" : "s");
+}
+
+static void test_measure(void)
+{
+    for (int method = 0; method < 2; method++) {
+        nl_c2c_opts_t o = { .method = method ? "store" : "cas", .rounds = 3, .trips = 200, .budget_s = 2 };
+        nl_c2c_t m;
+        char err[256];
+        CHECK(nl_c2c_measure(&o, &m, err, sizeof err) == 0, "%s", err);
+        for (int i = 0; i < m.n; i++)
+            for (int j = 0; j < m.n; j++) {
+                double v = m.ns[i * m.n + j];
+                if (i == j)
+                    CHECK(v == 0, "diagonal %d: %f", i, v);
+                else
+                    CHECK(v > 0 && isfinite(v) && v == m.ns[j * m.n + i], "pair %d,%d: %f", i, j, v);
+            }
+        CHECK(m.rounds_min >= 1 && m.rounds_min <= 3, "rounds_min %d", m.rounds_min);
+        printf("measure %s: %d CPUs, %.2f s", m.method, m.n, m.seconds);
+        if (m.n > 1)
+            printf(", cpu %d <-> %d: %.1f ns", m.cpus[0], m.cpus[1], m.ns[1]);
+        printf("\n");
+        nl_c2c_free(&m);
+    }
+    nl_c2c_opts_t bad = { .method = "xchg" };
+    nl_c2c_t m;
+    char err[256];
+    CHECK(nl_c2c_measure(&bad, &m, err, sizeof err) == EINVAL && strstr(err, "xchg"), "%s", err);
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "all";
+    int all = !strcmp(what, "all");
+    if (all || !strcmp(what, "cluster"))
+        test_cluster();
+    if (all || !strcmp(what, "store"))
+        test_store();
+    if (all || !strcmp(what, "measured"))
+        test_measured_spec();
+    if (all || !strcmp(what, "measure"))
+        test_measure();
+    if (failures)
+        fprintf(stderr, "%d check(s) failed\n", failures);
+    return failures ? 1 : 0;
+}
