@@ -27,8 +27,7 @@
 #include <time.h>
 #include "numalock/cna.h"
 #include "numalock/topology.h"
-
-extern _Atomic uint32_t nl_qs_max_nodes; /* hidden in the library, visible to static links */
+#include "nl_test_internal.h"
 
 static int failures;
 #define CHECK(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "test_cna: FAIL %s:%d: ", \
@@ -106,9 +105,9 @@ static void *q_short(void *p)
 /* bounded stealing from the pending waiter: the rule on hand-made words, then
  * a waiter that must get the lock while another thread re-takes it with no
  * gap at all (it sets no-steal when its patience runs out) */
-#define QV_LOCKED 1u
-#define QV_PENDING (1u << 8)
-#define QV_NOSTEAL (1u << 9)
+#define QV_LOCKED NL_TEST_QS_LOCKED
+#define QV_PENDING NL_TEST_QS_PENDING
+#define QV_NOSTEAL NL_TEST_QS_NOSTEAL
 static _Atomic int q_stop, q_waiter_done;
 static void *q_greedy(void *p)
 {
@@ -139,9 +138,9 @@ static void test_steal(void)
         CHECK(atomic_load(&l.val) == (QV_PENDING | QV_LOCKED), "lock steal left 0x%x", atomic_load(&l.val));
         atomic_store(&l.val, QV_PENDING | QV_NOSTEAL);
         CHECK(q_try(&l) == EBUSY, "trylock took the lock from a pending waiter that set no-steal");
-        atomic_store(&l.val, QV_PENDING | (1u << 18));
+        atomic_store(&l.val, QV_PENDING | NL_TEST_QS_TAIL(0, 0));
         CHECK(q_try(&l) == EBUSY, "trylock overtook a pending waiter with a queue behind it");
-        atomic_store(&l.val, QV_NOSTEAL | (1u << 18));
+        atomic_store(&l.val, QV_NOSTEAL | NL_TEST_QS_TAIL(0, 0));
         CHECK(q_try(&l) == EBUSY, "trylock overtook a designated queue head");
 
         /* a pending waiter that keeps finding the lock held runs out of
@@ -187,7 +186,7 @@ static void test_qspin(void)
         CHECK(sizeof l == 4, "nl_qspinlock_t is %zu bytes", sizeof l);
         CHECK(q_try(&l) == 0, "trylock on a zero lock failed");
         CHECK(nl_qspin_is_locked(&l), "locked byte not set");
-        CHECK((atomic_load(&l.val) & 0xff) == 1, "low byte is not the locked byte");
+        CHECK((atomic_load(&l.val) & NL_TEST_QS_LOCKED_MASK) == NL_TEST_QS_LOCKED, "low byte is not the locked byte");
         CHECK(q_try_from_thread(&l) == EBUSY, "trylock by another thread while held");
         /* unlock from another thread (NL_PROP_ANY_UNLOCK) */
         pthread_t t;
@@ -204,9 +203,9 @@ static void test_qspin(void)
         q_hammer(8, 6000);
         q_hammer(32, 1000);
         /* fallback path: no queue node at all, everyone spins on the word */
-        atomic_store(&nl_qs_max_nodes, 0);
+        uint32_t max_nodes = atomic_exchange(&nl_qs_max_nodes, 0);
         q_hammer(8, 3000);
-        atomic_store(&nl_qs_max_nodes, 4);
+        atomic_store(&nl_qs_max_nodes, max_nodes);
         /* slot recycling: waves of short-lived threads */
         qcount = 0;
         for (int wave = 0; wave < 20; wave++) {

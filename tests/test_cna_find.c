@@ -4,9 +4,7 @@
 #undef nl_lock_find /* this file calls the real registry */
 #include <string.h>
 #include "numalock/numalock.h"
-
-extern const nl_lock_ops_t nl_ops_cna, nl_ops_cna_opt, nl_ops_qspinlock, nl_ops_qspinlock_cna,
-    nl_ops_c_bo_mcs, nl_ops_c_tkt_tkt, nl_ops_hmcs;
+#include "nl_test_internal.h"
 
 const nl_lock_ops_t *cna_test_find(const char *name);
 const nl_lock_ops_t *cna_test_find(const char *name)
