@@ -7,3 +7,8 @@ foreach(part cluster store measured measure)
   add_test(NAME topo.${part} COMMAND test_topo ${part})
   set_tests_properties(topo.${part} PROPERTIES TIMEOUT 120 LABELS unit)
 endforeach()
+
+if(NOT NL_SANITIZE_THREAD)
+  add_test(NAME topo.cli COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/topo_cli_test.sh $<TARGET_FILE:numalock_cli>)
+  set_tests_properties(topo.cli PROPERTIES TIMEOUT 120 LABELS cli)
+endif()

@@ -23,13 +23,15 @@ static void usage(FILE *f)
             "commands:\n"
             "  list [--json]                          the lock algorithms and their properties\n"
             "  topo [--topology SPEC] [--json]        the NUMA topology in use\n"
+            "  topo --measure [--method cas|store] [--budget S] [--json FILE]\n"
+            "                                         core-to-core latency, the clusters it implies\n"
             "  bench WORKLOAD [--lock A,B|all] [--threads 1,2,4] [--duration S]\n"
             "        [--topology SPEC] [--json FILE] [workload options]\n"
             "  report [--out DIR] [--suite FILE] [--no-render]\n"
             "                                         the benchmark suite: JSON, PNG plots, report.md\n"
             "  run --lock NAME [--topology SPEC] [--stats] -- PROGRAM ARGS...\n"
             "                                         run a program with its pthread locks replaced\n"
-            "topology SPEC: auto | virtual:N | cpus:LIST/LIST/...   (also NUMALOCK_TOPOLOGY)\n"
+            "topology SPEC: auto | virtual:N | cpus:LIST/LIST/... | measured   (also NUMALOCK_TOPOLOGY)\n"
             "workloads:\n");
     bench_list_workloads(f);
 }
@@ -136,13 +138,16 @@ static int cmd_topo(int argc, char **argv)
 {
     int json = 0;
     const char *spec = NULL;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--measure"))
+            return nl_cli_topo_measure(argc, argv);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json"))
             json = 1;
         else if (!strcmp(argv[i], "--topology") && i + 1 < argc)
             spec = argv[++i];
         else {
-            fprintf(stderr, "numalock topo: unknown option '%s': valid options are --topology SPEC, --json\n",
+            fprintf(stderr, "numalock topo: unknown option '%s': valid options are --topology SPEC, --json, --measure\n",
                     argv[i]);
             return 2;
         }
@@ -164,7 +169,9 @@ static int cmd_topo(int argc, char **argv)
                 print_cpus(t, n, 1);
             printf("]}");
         }
-        printf("], \"assignment\": \"%s\"}\n",
+        printf("]");
+        nl_cli_topo_distances(1);
+        printf(", \"assignment\": \"%s\"}\n",
                virt ? "round-robin by thread registration order" : "by the CPU a thread runs on");
         return 0;
     }
@@ -181,6 +188,7 @@ static int cmd_topo(int argc, char **argv)
         print_cpus(t, n, 0);
         printf("\n");
     }
+    nl_cli_topo_distances(0);
     return 0;
 }
 

@@ -4,4 +4,8 @@
 int nl_cli_run(int argc, char **argv);
 /* Apply --topology (or check NUMALOCK_TOPOLOGY); prints one sentence on error. */
 int nl_cli_apply_topology(const char *spec, const char *prog);
+/* `numalock topo --measure` (tools/topo_measure.c); argv[0] is "topo". */
+int nl_cli_topo_measure(int argc, char **argv);
+/* The real nodes' distances from sysfs: text lines, or JSON members (", \"real_distances\": ..."). */
+void nl_cli_topo_distances(int json);
 #endif
