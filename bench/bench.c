@@ -19,6 +19,7 @@ static const bench_workload_t *const workloads[] = {
     &bench_instructions,
     &bench_rwhash,
     &bench_footprint,
+    &bench_contention,
 };
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
 
@@ -550,6 +551,11 @@ int bench_main(int argc, char **argv, const char *command_line)
     }
     /* validate numeric workload options */
     for (int k = 0; w->opts && w->opts[k].name; k++) {
+        int text = 0;
+        for (const char *const *t = w->text_opts; t && *t; t++)
+            text |= !strcmp(*t, w->opts[k].name);
+        if (text)
+            continue;
         const char *v = bench_opt(c, w->opts[k].name);
         char *end;
         errno = 0;

@@ -69,6 +69,8 @@ typedef struct bench_workload {
     const char *default_threads;
     const char *default_duration;
     int (*run)(bench_ctx_t *ctx);  /* 0, or errno with ctx->err set */
+    const char *const *text_opts;  /* options taking text, checked by run; NULL-terminated;
+                                      the others must be non-negative integers */
 } bench_workload_t;
 
 /* option lookup (value as given or default) */
@@ -125,6 +127,7 @@ const char *bench_workload_names(char *buf, size_t len);
 /* workloads */
 extern const bench_workload_t bench_kvmap, bench_latency, bench_instructions;
 extern const bench_workload_t bench_rwhash, bench_footprint;
+extern const bench_workload_t bench_contention;
 
 /* Monotonic nanoseconds. */
 static inline uint64_t bench_now_ns(void)
