@@ -11,10 +11,12 @@ PY         := $(VENV)/bin/python3
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 NUMALOCK   := $(BUILD)/bin/numalock
 CMAKE_GEN  := $(shell command -v ninja >/dev/null 2>&1 && echo "-G Ninja")
-APT_PKGS   := cmake ninja-build gcc g++ make python3-venv libtsan2 valgrind maven
+APT_PKGS   := cmake ninja-build gcc g++ make python3-venv libtsan2 valgrind maven pkg-config strace
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build tsan deps venv test test-c test-tsan test-java run run-java clean
+PREFIX     ?= /usr/local
+
+.PHONY: all build tsan deps venv test test-c test-tsan test-java run run-java clean install
 
 all: build
 
@@ -36,6 +38,11 @@ $(PY): scripts/requirements.txt
 build: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
+
+# The library, headers, preload library, the command and its data under
+# PREFIX (DESTDIR=DIR stages the same tree inside DIR, as packagers do).
+install: build
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 tsan: deps
 	cmake -S . -B $(TSAN_BUILD) $(CMAKE_GEN) -DNL_SANITIZE_THREAD=ON >/dev/null

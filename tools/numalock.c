@@ -2,6 +2,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "numalock/topology.h"
 #include "../bench/bench.h"
 #include "numalock_cli.h"
+#include "paths.h"
 
 static void usage(FILE *f)
 {
@@ -27,7 +29,7 @@ static void usage(FILE *f)
             "                                         core-to-core latency, the clusters it implies\n"
             "  bench WORKLOAD [--lock A,B|all] [--threads 1,2,4] [--duration S]\n"
             "        [--topology SPEC] [--json FILE] [workload options]\n"
-            "  report [--out DIR] [--suite FILE] [--no-render]\n"
+            "  report [--out DIR] [--suite FILE|NAME] [--no-render]\n"
             "                                         the benchmark suite: JSON, PNG plots, report.md\n"
             "  run --lock NAME [--topology SPEC] [--stats] -- PROGRAM ARGS...\n"
             "                                         run a program with its pthread locks replaced\n"
@@ -235,10 +237,29 @@ static const char *python_path(void)
     const char *env = getenv("NUMALOCK_PYTHON");
     if (env && *env)
         return env;
-    snprintf(buf, sizeof buf, "%s/.venv/bin/python3", NL_SOURCE_DIR);
-    if (access(buf, X_OK) == 0)
+    /* the build tree's share/numalock/python3 links to the checkout's .venv */
+    if (nl_cli_data_file("python3", buf, sizeof buf) == 0 && access(buf, X_OK) == 0)
         return buf;
     return "python3";
+}
+
+/* "default, quick": the NAME-suite.txt files in the data folder */
+static const char *suite_names(char *buf, size_t len)
+{
+    size_t off = 0;
+    struct dirent **e = NULL;
+    int n = scandir(nl_cli_data_dir(), &e, NULL, alphasort);
+    buf[0] = 0;
+    for (int i = 0; i < n; i++) {
+        size_t l = strlen(e[i]->d_name);
+        if (l > 10 && !strcmp(e[i]->d_name + l - 10, "-suite.txt") && off < len)
+            off += (size_t)snprintf(buf + off, len - off, "%s%.*s", off ? ", " : "", (int)(l - 10), e[i]->d_name);
+        free(e[i]);
+    }
+    free(e);
+    if (!buf[0])
+        snprintf(buf, len, "(none: the folder is missing or empty)");
+    return buf;
 }
 
 static int cmd_report(int argc, char **argv)
@@ -254,13 +275,23 @@ static int cmd_report(int argc, char **argv)
         else if (!strcmp(argv[i], "--no-render"))
             render = 0;
         else {
-            fprintf(stderr, "numalock report: unknown option '%s': valid options are --out DIR, --suite FILE, --no-render\n",
+            fprintf(stderr, "numalock report: unknown option '%s': valid options are --out DIR, --suite FILE|NAME, --no-render\n",
                     argv[i]);
             return 2;
         }
     }
-    if (!suite) {
-        snprintf(def_suite, sizeof def_suite, "%s/bench/default-suite.txt", NL_SOURCE_DIR);
+    if (!suite)
+        suite = "default";
+    /* a NAME (no '/', not a file here) is an installed suite: NAME-suite.txt */
+    if (!strchr(suite, '/') && access(suite, F_OK) != 0) {
+        char file[NAME_MAX + 1];
+        snprintf(file, sizeof file, "%s-suite.txt", suite);
+        if (nl_cli_data_file(file, def_suite, sizeof def_suite)) {
+            char names[256];
+            fprintf(stderr, "numalock report: unknown suite '%s': no such file, and the suites in %s are %s\n",
+                    suite, nl_cli_data_dir(), suite_names(names, sizeof names));
+            return 2;
+        }
         suite = def_suite;
     }
     if (!out) {
@@ -331,11 +362,15 @@ static int cmd_report(int argc, char **argv)
         return 0;
     }
     char script[PATH_MAX];
-    snprintf(script, sizeof script, "%s/scripts/report.py", NL_SOURCE_DIR);
+    if (nl_cli_data_file("report.py", script, sizeof script)) {
+        fprintf(stderr, "numalock report: cannot find the report script '%s'; the JSON results are in %s\n", script,
+                out);
+        return 1;
+    }
     pid_t pid = fork();
     if (pid == 0) {
         execlp(python_path(), python_path(), script, out, (char *)NULL);
-        fprintf(stderr, "numalock report: cannot run '%s': %s (run `make run`, which installs matplotlib in .venv)\n",
+        fprintf(stderr, "numalock report: cannot run '%s': %s (set NUMALOCK_PYTHON to a python3 with matplotlib)\n",
                 python_path(), strerror(errno));
         _exit(127);
     }

@@ -21,6 +21,7 @@
 #include "numalock/topology.h"
 #include "interpose/interpose.h"
 #include "numalock_cli.h"
+#include "paths.h"
 
 #define PRELOAD_NAME "libnumalock-preload.so"
 
@@ -30,27 +31,10 @@ static int usage(void)
     return 2;
 }
 
-/* The preload library of this build: ../lib beside this executable, else the build dir. */
+/* The preload library: beside this executable's ../lib (paths.h). */
 static int find_preload(char *out, size_t len)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(out, len, "%s/../lib/%s", exe, PRELOAD_NAME);
-            if (access(out, R_OK) == 0)
-                return 0;
-        }
-    }
-#ifdef NL_BINARY_DIR
-    snprintf(out, len, "%s/lib/%s", NL_BINARY_DIR, PRELOAD_NAME);
-    if (access(out, R_OK) == 0)
-        return 0;
-#endif
-    return -1;
+    return nl_cli_lib_file(PRELOAD_NAME, out, len);
 }
 
 static volatile pid_t child_pid;
@@ -148,8 +132,8 @@ int nl_cli_run(int argc, char **argv)
     }
     char lib[PATH_MAX + 64];
     if (find_preload(lib, sizeof lib)) {
-        fprintf(stderr, "numalock run: %s not found next to this command (../lib) nor in the build directory: build it first\n",
-                PRELOAD_NAME);
+        fprintf(stderr, "numalock run: cannot find the preload library '%s': build or install it with the command\n",
+                lib);
         return 2;
     }
     char *real = realpath(lib, NULL);
