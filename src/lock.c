@@ -87,17 +87,20 @@ void nl_lock_destroy(nl_lock_t *l)
     free(l);
 }
 
+/* With statistics, the lock is acquired exactly as without: "contended" is
+ * read from the thread's waiting counters (the lock's slow path counts
+ * itself), not from a trylock first, which would change what is measured. */
 void nl_lock_acquire(nl_lock_t *l)
 {
     if (NL_LIKELY(!l->stats)) {
         l->ops->acquire(l->storage);
         return;
     }
-    /* contended = the first try failed (one extra try, only with stats on) */
-    bool contended = l->ops->try_acquire(l->storage) != 0;
-    if (contended)
-        l->ops->acquire(l->storage);
-    nl_stats_on_acquire(l->stats, contended);
+    nl_self_t *s = nl_self();
+    nl_wait_counts_t before = s->wc;
+    l->ops->acquire(l->storage);
+    nl_stats_on_acquire(l->stats, s->wc.slow != before.slow);
+    nl_stats_add_waiting(l->stats, &before);
 }
 
 int nl_lock_try(nl_lock_t *l)
@@ -108,7 +111,16 @@ int nl_lock_try(nl_lock_t *l)
     return rc;
 }
 
-void nl_lock_release(nl_lock_t *l) { l->ops->release(l->storage); }
+void nl_lock_release(nl_lock_t *l)
+{
+    if (NL_LIKELY(!l->stats)) {
+        l->ops->release(l->storage);
+        return;
+    }
+    nl_wait_counts_t before = nl_self()->wc;
+    l->ops->release(l->storage);
+    nl_stats_add_waiting(l->stats, &before);
+}
 
 static inline void count_read(nl_lock_t *l)
 {

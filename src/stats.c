@@ -11,6 +11,10 @@ void nl_stats_init(nl_stats_t *s)
     atomic_init(&s->handovers, 0);
     atomic_init(&s->remote_handovers, 0);
     atomic_init(&s->read_acquisitions, 0);
+    atomic_init(&s->parks, 0);
+    atomic_init(&s->gate_waits, 0);
+    atomic_init(&s->wakes, 0);
+    atomic_init(&s->handovers_to_parked, 0);
     atomic_init(&s->last_thread, -1);
     atomic_init(&s->last_node, -1);
 }
@@ -37,6 +41,22 @@ void nl_stats_on_acquire(nl_stats_t *s, bool contended)
     atomic_store_explicit(&s->last_node, node, memory_order_relaxed);
 }
 
+/* What the calling thread's waiting counters moved by during one lock call
+ * (`before` taken just before it): added atomically, since a release's part
+ * is added after the lock is gone. */
+void nl_stats_add_waiting(nl_stats_t *s, const nl_wait_counts_t *before)
+{
+    const nl_wait_counts_t *now = &nl_self()->wc;
+#define ADD(field, count)                                                              \
+    if (now->count != before->count)                                                   \
+        atomic_fetch_add_explicit(&s->field, now->count - before->count, memory_order_relaxed)
+    ADD(parks, parks);
+    ADD(gate_waits, gate_parks);
+    ADD(wakes, wakes);
+    ADD(handovers_to_parked, to_parked);
+#undef ADD
+}
+
 void nl_stats_on_read_acquire(nl_stats_t *s)
 {
     atomic_fetch_add_explicit(&s->read_acquisitions, 1, memory_order_relaxed);
@@ -49,4 +69,8 @@ void nl_stats_read(const nl_stats_t *s, nl_stats_snapshot_t *out)
     out->handovers = atomic_load_explicit(&s->handovers, memory_order_relaxed);
     out->remote_handovers = atomic_load_explicit(&s->remote_handovers, memory_order_relaxed);
     out->read_acquisitions = atomic_load_explicit(&s->read_acquisitions, memory_order_relaxed);
+    out->parks = atomic_load_explicit(&s->parks, memory_order_relaxed);
+    out->gate_waits = atomic_load_explicit(&s->gate_waits, memory_order_relaxed);
+    out->wakes = atomic_load_explicit(&s->wakes, memory_order_relaxed);
+    out->handovers_to_parked = atomic_load_explicit(&s->handovers_to_parked, memory_order_relaxed);
 }

@@ -106,15 +106,20 @@ NL_API size_t nl_lock_bytes_at_nodes(const nl_lock_ops_t *ops, unsigned nodes);
 /* ---- statistics ---------------------------------------------------------- */
 typedef struct nl_stats_snapshot {
     uint64_t acquisitions;      /* write (exclusive) acquisitions             */
-    uint64_t contended;         /* acquisitions whose first try failed         */
+    uint64_t contended;         /* acquisitions that took the lock's slow path  */
     uint64_t handovers;         /* acquisitions by another thread than the last holder */
     uint64_t remote_handovers;  /* ... whose node differs from the last holder's node */
     uint64_t read_acquisitions;
+    uint64_t parks;             /* waiters that slept on a futex in the queue   */
+    uint64_t gate_waits;        /* passive waits at the gate (over-subscribed)  */
+    uint64_t wakes;             /* futex wakes issued (hand-overs, early wakes) */
+    uint64_t handovers_to_parked; /* hand-overs whose receiver was asleep       */
 } nl_stats_snapshot_t;
 
 /* Raw statistics block, usable by code that keeps locks in its own storage. */
 typedef struct nl_stats {
     NL_ATOMIC(uint64_t) acquisitions, contended, handovers, remote_handovers, read_acquisitions;
+    NL_ATOMIC(uint64_t) parks, gate_waits, wakes, handovers_to_parked; /* waiting (src/wait) */
     NL_ATOMIC(int64_t) last_thread;
     NL_ATOMIC(int32_t) last_node;
 } nl_stats_t;

@@ -6,8 +6,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
-#include "internal.h"
+#include "self.h"
 
 NL_TLS nl_self_t *nl_self_tls;
 
@@ -22,9 +23,14 @@ static _Atomic uint64_t rng_seed = 0x9E3779B97F4A7C15ull;
 
 static void id_lock(void)
 {
-    nl_spinner_t sp = NL_SPINNER_INIT;
-    while (atomic_flag_test_and_set_explicit(&id_guard, memory_order_acquire))
-        nl_spin_once(&sp);
+    /* held for a few instructions: pause, and yield in case its holder is
+     * off its CPU (this layer sits below src/wait) */
+    for (uint32_t n = 0; atomic_flag_test_and_set_explicit(&id_guard, memory_order_acquire); n++) {
+        if (n < 64)
+            nl_cpu_relax();
+        else
+            sched_yield();
+    }
 }
 static void id_unlock(void) { atomic_flag_clear_explicit(&id_guard, memory_order_release); }
 
@@ -74,7 +80,6 @@ static void self_destroy(void *p)
 static void self_key_init(void)
 {
     pthread_key_create(&self_key, self_destroy);
-    nl_wait_policy_init();
 }
 
 nl_self_t *nl_self_create(void)
@@ -161,4 +166,11 @@ void nl_qnode_put_slow(nl_self_t *s, void *node)
             return;
         }
     }
+}
+
+uint64_t nl_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }

@@ -7,10 +7,11 @@
  * successor's spin field (see cna_impl.h), and sends the secondary queue back
  * when the main queue has no local waiter or the fairness rule says so.
  *
- * Waiting: the spin field is a 64-bit grant word; a waiter spins, yields,
- * then parks on a futex (nl_await64), and the granter wakes it only if it
- * parked. The unlock's wait for a successor that has swapped the tail but not
- * linked itself yet spins then yields.
+ * Waiting (src/wait/wait.h): the gate while the system is overloaded, then
+ * the spin field, a 64-bit grant word (nl_await64: spin while the waiter has
+ * a CPU, park when the wait is long); the granter wakes it only if it parked.
+ * The unlock's wait for a successor that has swapped the tail but not linked
+ * itself yet spins then yields.
  *
  * cna-opt adds section 6's shuffle reduction (cna_pass(..., true)).
  */
@@ -112,24 +113,40 @@ int nl_cna_fairness_init(void)
 }
 
 /* ---- figure 3: lock ------------------------------------------------------ */
-/* lines 10-13, out of line so the uncontended path stays small */
-static __attribute__((noinline)) void cna_wait(nl_cna_node_t *me, nl_cna_node_t *tail)
+/* lines 10-13, out of line so the uncontended path stays small; the tail
+ * was not empty. As MCS (mcs.c): the gate first while the system is
+ * overloaded, and a waiter that parked wakes its successor once granted. */
+static __attribute__((noinline)) void cna_lock_slow(nl_cna_t *l, nl_cna_node_t *me)
 {
-    me->numa = nl_self_node(nl_self());
+    nl_self_t *s = nl_self();
+    nl_count_slow(s);
+    nl_gate(l);
+    nl_cna_node_t *tail = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
+    if (!tail)
+        return;
+    me->numa = nl_self_node(s);
     atomic_store_explicit(&tail->next, me, memory_order_release);
     nl_await64(&me->spin);
+    if (nl_parked_last(s)) {
+        nl_cna_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
+        if (next)
+            nl_nudge64(&next->spin);
+    }
 }
 
+/* Fast path: one CAS of an empty tail (figure 3 swaps; the CAS lets the slow
+ * path pass the gate before it queues). */
 static inline __attribute__((always_inline)) void cna_lock(nl_cna_t *l, nl_cna_node_t *me)
 {
     /* numa and since are left alone: unlock ignores them while spin is 0
      * (figure 3's socket = -1, without the store) */
     atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&me->spin, NL_GRANT_WAITING, memory_order_relaxed);
-    nl_cna_node_t *tail = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
-    if (NL_LIKELY(!tail))
+    nl_cna_node_t *expect = NULL;
+    if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->tail, &expect, me, memory_order_acquire,
+                                                          memory_order_relaxed)))
         return;
-    cna_wait(me, tail);
+    cna_lock_slow(l, me);
 }
 
 static inline int cna_trylock(nl_cna_t *l, nl_cna_node_t *me)

@@ -19,8 +19,11 @@
  * The per-node locks are allocated at init, sized by nl_topology_nodes();
  * a thread uses local lock (its node % nodes) and remembers which one in its
  * MCS node (c-bo-mcs) or in the lock (c-tkt-tkt, written by the holder).
- * Waiting: MCS waiters spin, yield, then park on their grant word; ticket and
- * backoff waiters spin then yield (nl_spin_once).
+ * Waiting (src/wait/wait.h): a thread that finds its local lock taken passes
+ * the gate (passive while the system is overloaded); MCS waiters then wait on
+ * their grant word (spin while they have a CPU, park when the wait is long,
+ * wake their successor early if they parked); ticket and backoff waiters
+ * pause, and yield while the system is overloaded (nl_spin_once).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -128,10 +131,22 @@ static void cb_acquire(void *p)
     q->numa = n;
     atomic_store_explicit(&q->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&q->grant, NL_GRANT_WAITING, memory_order_relaxed);
+    /* the lock is taken (global word set, or our node's queue busy): the
+     * gate while the system is overloaded (src/wait), for the whole lock */
+    if (atomic_load_explicit(&l->global, memory_order_relaxed) ||
+        atomic_load_explicit(&L->tail, memory_order_relaxed)) {
+        nl_count_slow(nl_self());
+        nl_gate(l);
+    }
     cb_qnode_t *pred = atomic_exchange_explicit(&L->tail, q, memory_order_acq_rel);
     if (pred) {
         atomic_store_explicit(&pred->next, q, memory_order_release);
         uint32_t g = nl_await32(&q->grant);
+        if (nl_parked_last(nl_self())) { /* early wake of our successor */
+            cb_qnode_t *next = atomic_load_explicit(&q->next, memory_order_acquire);
+            if (next)
+                nl_nudge32(&next->grant);
+        }
         if (g != CB_ACQUIRE_GLOBAL) { /* the global lock came with the local one */
             q->passes = g >> 2;
             return;
@@ -248,6 +263,14 @@ static void ct_acquire(void *p)
     nl_ctkttkt_t *l = p;
     uint32_t n = (uint32_t)nl_self_node(nl_self()) % l->nnodes;
     ct_local_t *L = &l->local[n];
+    if (atomic_load_explicit(&L->next, memory_order_relaxed) !=
+            atomic_load_explicit(&L->owner, memory_order_relaxed) ||
+        atomic_load_explicit(&l->gnext, memory_order_relaxed) !=
+            atomic_load_explicit(&l->gowner, memory_order_relaxed)) {
+        /* the lock is taken: the gate while overloaded (src/wait) */
+        nl_count_slow(nl_self());
+        nl_gate(l);
+    }
     uint32_t t = atomic_fetch_add_explicit(&L->next, 1, memory_order_relaxed);
     ct_wait_ticket(&L->owner, t);
     if (!L->global_passed) {

@@ -32,15 +32,8 @@ typedef struct cst_qnode {
     uint64_t since;                  /* first queued (cst_ticks), for the starvation bound */
 } cst_qnode_t;
 
-/* Cheap clock for heartbeats: the time-stamp counter where there is one. */
-static inline uint64_t cst_ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_ia32_rdtsc();
-#else
-    return nl_now_ns();
-#endif
-}
+/* Cheap clock for heartbeats (src/core/self.h). */
+static inline uint64_t cst_ticks(void) { return nl_ticks(); }
 
 /* Per-node structure, two cache lines as in the paper (sec. 4.1): an
  * almost-read-only line for the snode list walk, and the lock line. Fields
@@ -50,12 +43,13 @@ typedef struct cst_snode {
     int32_t node;
     _Alignas(NL_CACHELINE) uint32_t passes; /* (L) acquisitions in this global tenure */
     cst_qnode_t *_Atomic tail;       /* local waiting list (K42/MCS style)     */
-    cst_qnode_t *parked;             /* (L) skipped parked waiters             */
+    cst_qnode_t *parked;             /* (L) skipped parked waiters, oldest first */
     _Atomic uint32_t inflight;       /* woken (R) waiters not yet re-queued    */
     uint32_t global_held;            /* (L) the global lock belongs to this snode */
     struct cst_snode *_Atomic gnext; /* global queue successor                 */
     _Atomic uint32_t gstatus;        /* global grant word (0 wait, 3 parked, 1 granted) */
     uint32_t nparked;                /* (L) length of `parked`                 */
+    cst_qnode_t *parked_tail;        /* (L) newest of `parked`                 */
 } cst_snode_t;
 
 _Static_assert(sizeof(cst_snode_t) == 2 * NL_CACHELINE, "an snode is two cache lines");
@@ -74,22 +68,21 @@ NL_HIDDEN cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size
 NL_HIDDEN void nl_cst_lock_sz(nl_cst_mutex_t *m, size_t snode_size);
 NL_HIDDEN int nl_cst_trylock_sz(nl_cst_mutex_t *m, size_t snode_size);
 NL_HIDDEN size_t nl_cst_snode_count(const nl_cst_mutex_t *m);
-/* Spin budget (calls of nl_spin_once) before parking, from the system load. */
+/* Spin budget (calls of nl_spin_once) before parking, from the waiting
+ * policy and the system load (src/wait/wait.h). */
 NL_HIDDEN uint32_t nl_cst_spin_budget(void);
-/* Overloaded (more runnable tasks than CPUs, sampled every few ms)? */
-NL_HIDDEN bool nl_cst_overloaded(void);
 /* Busy-wait pauses before a CST waiter yields while the system is overloaded:
  * every pause then is CPU time a preempted holder or reader does not get
  * (rwhash, 10 threads on 2 cores: 5 pauses 1.27x pthread-rwlock, 100 pauses
- * 0.67x; see docs/ALGORITHMS.md). */
+ * 0.67x; see docs/ALGORITHMS.md). The adaptive spinner (nl_spin_once) does
+ * the same with NL_OVER_PAUSES; this keeps the fixed policies' behaviour. */
 #define CST_OVERLOAD_PAUSES 5u
-/* A spinner for CST wait loops: as nl_spin_once's, but when overloaded it
- * starts only CST_OVERLOAD_PAUSES pauses short of yielding. */
 static inline nl_spinner_t cst_spinner(void)
 {
     nl_spinner_t sp = NL_SPINNER_INIT;
     uint32_t spins = nl_wait_policy.spins;
-    if (nl_wait_policy.kind != NL_WAIT_SPIN && spins > CST_OVERLOAD_PAUSES && nl_cst_overloaded())
+    if ((nl_wait_policy.kind == NL_WAIT_PARK || nl_wait_policy.kind == NL_WAIT_YIELD) &&
+        spins > CST_OVERLOAD_PAUSES && nl_overloaded())
         sp.n = spins - CST_OVERLOAD_PAUSES;
     return sp;
 }

@@ -46,100 +46,45 @@ _Static_assert(sizeof(cst_qnode_t) <= 64, "CST queue node fits a pool slot");
 _Static_assert(sizeof(nl_cst_mutex_t) <= 40, "CST mutex fits in a pthread_mutex_t");
 
 #define CST_DEFAULT_PASSES 4096u
-/* re-sample the load every few ms: 8M time-stamp-counter ticks (2.7 ms at
- * 3 GHz; nanoseconds where cst_ticks() is the clock). Gating on the TSC, not
- * clock_gettime: every CST wait asks, and the clock call was 10 % of the
- * cycles of rwhash with 4 threads (perf, cpu-clock samples). */
-#define CST_LOAD_PERIOD_TICKS 8000000ull
+/* wait steps (pauses) before a waiter that has a CPU parks: about 1 ms */
+#define CST_SPIN_STEPS 25000u
 /* a spinning waiter whose heartbeat is older than this is taken for preempted
  * (TSC ticks, a few microseconds; a running spinner beats every ~1 us) */
 #define CST_STALE_TICKS 12000u
-/* ... unless it has been queued this long (20M ticks: 10 ms at 2 GHz): then it
- * gets the lock even if preempted. Without this bound a waiter that kept
- * being preempted was skipped, re-queued and skipped again for whole runs
- * (kvmap 16 threads virtual:2: 14,345 skips, 15 passes in 2 s; every
- * hand-over was a remote one) */
-#define CST_STARVE_TICKS 20000000ull
+/* ... unless it has been queued this long (5M ticks: about 2 ms): then it
+ * gets the lock even if preempted or parked, and parked waiters that have
+ * waited this long are woken before the lock passes to a spinner. Without
+ * this bound a waiter that kept being preempted was skipped, re-queued and
+ * skipped again for whole runs (kvmap 16 threads virtual:2: 14,345 skips, 15
+ * passes in 2 s), and a parked one could stay parked while spinners came
+ * (fairness factor 0.89-1.00 at 16-64 threads) */
+#define CST_STARVE_TICKS 5000000ull
 
-/* ---- system load (sec. 4.2, scheduling-aware spinning/parking) ---------- */
-static _Atomic uint64_t load_next_tick;
-static _Atomic uint32_t load_over = 1; /* until sampled: assume overloaded */
-static _Atomic int online_cpus;
-
-static int cpus_online(void)
-{
-    int n = atomic_load_explicit(&online_cpus, memory_order_relaxed);
-    if (NL_UNLIKELY(n <= 0)) {
-        long v = sysconf(_SC_NPROCESSORS_ONLN);
-        n = v > 0 ? (int)v : 1;
-        atomic_store_explicit(&online_cpus, n, memory_order_relaxed);
-    }
-    return n;
-}
-
-/* runnable tasks now ("R/T" 4th field of /proc/loadavg), -1 if unknown */
-static int runnable_tasks(void)
-{
-    char buf[128];
-    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    char *p = buf;
-    for (int field = 0; field < 3; field++) { /* skip the three averages */
-        while (*p && *p != ' ')
-            p++;
-        while (*p == ' ')
-            p++;
-    }
-    if (*p < '0' || *p > '9')
-        return -1;
-    return (int)strtol(p, NULL, 10);
-}
-
-static void load_sample(void)
-{
-    uint64_t now = cst_ticks();
-    uint64_t next = atomic_load_explicit(&load_next_tick, memory_order_relaxed);
-    if (now < next)
-        return;
-    /* one thread samples; the others keep the previous answer */
-    if (!atomic_compare_exchange_strong_explicit(&load_next_tick, &next, now + CST_LOAD_PERIOD_TICKS,
-                                                 memory_order_relaxed, memory_order_relaxed))
-        return;
-    int r = runnable_tasks();
-    /* the sampling thread counts itself: more runnable tasks than CPUs means
-     * a spinning waiter keeps some thread (maybe the holder) off a CPU */
-    atomic_store_explicit(&load_over, r < 0 || r > cpus_online(), memory_order_relaxed);
-}
-
-bool nl_cst_overloaded(void)
-{
-    load_sample();
-    return atomic_load_explicit(&load_over, memory_order_relaxed) != 0;
-}
-
+/* sec. 4.2, scheduling-aware spinning: the load comes from src/wait */
 uint32_t nl_cst_spin_budget(void)
 {
-    if (nl_wait_policy.kind != NL_WAIT_PARK)
-        return UINT32_MAX; /* "spin" and "yield" policies never park */
-    uint32_t spins = nl_wait_policy.spins;
-    /* overloaded: a few pauses (cst_spinner), yield twice, park; otherwise
-     * keep spinning (and yielding, which returns at once on an idle CPU)
-     * much longer */
-    if (nl_cst_overloaded())
-        return (spins < CST_OVERLOAD_PAUSES ? spins : CST_OVERLOAD_PAUSES) + 2;
-    return spins + 256;
+    switch (nl_wait_policy.kind) {
+    case NL_WAIT_SPIN:
+    case NL_WAIT_YIELD:
+        return UINT32_MAX; /* never park */
+    case NL_WAIT_PARK: {
+        uint32_t spins = nl_wait_policy.spins;
+        if (nl_overloaded())
+            return (spins < CST_OVERLOAD_PAUSES ? spins : CST_OVERLOAD_PAUSES) + 2;
+        return spins + 256;
+    }
+    default:
+        /* adaptive: overloaded, a few pauses and yields (nl_spin_once) then
+         * park; otherwise a waiter has a CPU of its own: keep spinning for
+         * about a millisecond (CST_SPIN_STEPS pauses) */
+        return nl_overloaded() ? NL_OVER_PAUSES + 2 : CST_SPIN_STEPS;
+    }
 }
 
 uint32_t nl_cst_wake_batch(void)
 {
     int nodes = nl_topology_nodes();
-    int b = cpus_online() / (nodes > 0 ? nodes : 1);
+    int b = nl_cpus_online() / (nodes > 0 ? nodes : 1);
     return b > 0 ? (uint32_t)b : 1u;
 }
 
@@ -289,7 +234,7 @@ static uint32_t local_wait(cst_qnode_t *me)
         v = atomic_load_explicit(&me->status, memory_order_acquire);
         if (v != CST_UW)
             goto done;
-        if ((i & 7) == 0 || sp.n >= nl_wait_policy.spins)
+        if ((i & 7) == 0 || sp.n >= sp.yield_at)
             atomic_store_explicit(&me->beat, cst_ticks(), memory_order_relaxed);
         nl_spin_once(&sp);
     }
@@ -341,6 +286,21 @@ static __attribute__((noinline)) void cst_lock_queued(nl_cst_mutex_t *m, cst_qno
     after_local(m, s);
 }
 
+/* The lock is taken (our local lock, or the global lock by another node):
+ * the gate while the system is overloaded (src/wait/wait.h), then queue. */
+static __attribute__((noinline)) void cst_lock_slow(nl_cst_mutex_t *m, cst_qnode_t *me,
+                                                    cst_snode_t *s)
+{
+    nl_count_slow(nl_self());
+    nl_gate(m);
+    cst_qnode_t *pred = atomic_exchange_explicit(&s->tail, me, memory_order_seq_cst);
+    if (!pred) {
+        after_local(m, s); /* the local lock was free */
+        return;
+    }
+    cst_lock_queued(m, me, s, pred);
+}
+
 static inline void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
 {
     cst_snode_t *s = snode_of(m, snode_size);
@@ -348,12 +308,15 @@ static inline void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_siz
     me->requeued = 0;
     atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
-    cst_qnode_t *pred = atomic_exchange_explicit(&s->tail, me, memory_order_seq_cst);
-    if (NL_LIKELY(!pred)) {
+    cst_qnode_t *pred = NULL;
+    void *g = atomic_load_explicit(&m->gtail, memory_order_relaxed);
+    if (NL_LIKELY((!g || g == (void *)s) &&
+                  atomic_compare_exchange_strong_explicit(&s->tail, &pred, me, memory_order_seq_cst,
+                                                          memory_order_relaxed))) {
         after_local(m, s); /* the local lock was free */
         return;
     }
-    cst_lock_queued(m, me, s, pred);
+    cst_lock_slow(m, me, s);
 }
 
 static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me);
@@ -395,6 +358,48 @@ static int cst_trylock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
 }
 
 /* ---- release ------------------------------------------------------------ */
+/* The parking list (holder of the local lock only) is FIFO: the oldest parked
+ * waiter is woken first. */
+static inline void park_append(cst_snode_t *s, cst_qnode_t *n)
+{
+    n->pnext = NULL;
+    if (s->parked_tail)
+        s->parked_tail->pnext = n;
+    else
+        s->parked = n;
+    s->parked_tail = n;
+    s->nparked++;
+}
+
+/* Take up to `want` of the oldest parked waiters into a list (oldest first). */
+static inline cst_qnode_t *park_take(cst_snode_t *s, uint32_t want, uint32_t *nb, cst_qnode_t **last)
+{
+    cst_qnode_t *first = s->parked, *n = NULL;
+    uint32_t k = 0;
+    for (cst_qnode_t *c = first; c && k < want; c = c->pnext, k++)
+        n = c;
+    if (!k)
+        return NULL;
+    s->parked = n->pnext;
+    if (!s->parked)
+        s->parked_tail = NULL;
+    s->nparked -= k;
+    n->pnext = NULL;
+    *nb = k;
+    *last = n;
+    return first;
+}
+
+/* Put a list taken by park_take back in front. */
+static inline void park_untake(cst_snode_t *s, cst_qnode_t *first, cst_qnode_t *last, uint32_t nb)
+{
+    last->pnext = s->parked;
+    if (!s->parked)
+        s->parked_tail = last;
+    s->parked = first;
+    s->nparked += nb;
+}
+
 static void wake_requeue(cst_qnode_t *list)
 {
     while (list) {
@@ -416,6 +421,16 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
         global_release(m, s);
         s->global_held = 0;
     }
+    /* long-term fairness: parked waiters that have waited CST_STARVE_TICKS
+     * are woken (they re-queue, and are passed the lock at once if they
+     * park again before their turn) before the lock goes to a spinner */
+    if (s->parked && !atomic_load_explicit(&s->inflight, memory_order_relaxed) &&
+        cst_ticks() - s->parked->since > CST_STARVE_TICKS) {
+        uint32_t nb = 0;
+        cst_qnode_t *last, *old = park_take(s, nl_cst_wake_batch(), &nb, &last);
+        atomic_fetch_add_explicit(&s->inflight, nb, memory_order_relaxed);
+        wake_requeue(old);
+    }
     nl_spinner_t sp = NL_SPINNER_INIT;
     bool waited = false; /* the spinner is set up only when we wait */
     cst_qnode_t *prev = me; /* walked so far; prev != me: a skipped parked waiter */
@@ -430,9 +445,7 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
                                                              memory_order_relaxed)) {
                     /* parked: onto the parking list, woken later in a batch */
                     atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_relaxed);
-                    prev->pnext = s->parked;
-                    s->parked = prev;
-                    s->nparked++;
+                    park_append(s, prev);
                 } /* else: skipped while preempted and not asleep: it re-queues
                      itself when it runs again (no wake-up needed) */
             }
@@ -446,9 +459,18 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
             uint32_t to = (now - beat < CST_STALE_TICKS || now - next->since > CST_STARVE_TICKS)
                               ? CST_L : CST_SKIP;
             if (atomic_compare_exchange_strong_explicit(&next->status, &expect, to,
-                                                        memory_order_acq_rel, memory_order_acquire) &&
-                to == CST_L)
-                return; /* passed; global_held tells the new holder the rest */
+                                                        memory_order_acq_rel, memory_order_acquire)) {
+                if (to == CST_L)
+                    return; /* passed; global_held tells the new holder the rest */
+            } else if (expect == CST_PW && now - next->since > CST_STARVE_TICKS &&
+                       atomic_compare_exchange_strong_explicit(&next->status, &expect, CST_L,
+                                                               memory_order_acq_rel,
+                                                               memory_order_acquire)) {
+                /* parked for too long: it gets the lock now (the paper's
+                 * pass to a parked waiter), whatever the spinners behind */
+                nl_futex_wake(&next->status, 1);
+                return;
+            }
             prev = next; /* parked (PW) or skipped: leave it behind */
             continue;
         }
@@ -465,18 +487,12 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
          * lock only if someone is sure to come for it, and free the local lock. */
         uint32_t prev_parked = prev != me;
         uint32_t inflight = atomic_load_explicit(&s->inflight, memory_order_relaxed);
-        cst_qnode_t *batch = NULL;
+        cst_qnode_t *batch = NULL, *batch_last = NULL;
         uint32_t nb = 0;
         if (inflight == 0 && (s->parked || prev_parked)) {
             uint32_t want = nl_cst_wake_batch();
-            while (s->parked && nb + prev_parked < want) {
-                cst_qnode_t *n = s->parked;
-                s->parked = n->pnext;
-                s->nparked--;
-                n->pnext = batch;
-                batch = n;
-                nb++;
-            }
+            if (want > prev_parked)
+                batch = park_take(s, want - prev_parked, &nb, &batch_last);
         }
         uint32_t coming = inflight + nb + prev_parked;
         /* idle keep: nobody is coming, but no other node can want the lock */
@@ -502,13 +518,8 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
         /* a newcomer arrived behind prev after all: undo and go on walking */
         if (nb + prev_parked)
             atomic_fetch_sub_explicit(&s->inflight, nb + prev_parked, memory_order_relaxed);
-        while (batch) {
-            cst_qnode_t *n = batch;
-            batch = n->pnext;
-            n->pnext = s->parked;
-            s->parked = n;
-            s->nparked++;
-        }
+        if (batch)
+            park_untake(s, batch, batch_last, nb);
     }
 }
 

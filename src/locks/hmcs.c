@@ -14,7 +14,10 @@
  * lock is passed with the root still held; otherwise the root is released,
  * then the leaf lock with "acquire the parent".
  *
- * Grant words (nl_await32/nl_grant32): waiters spin, yield, then park.
+ * Waiting (src/wait/wait.h): a thread that finds its leaf taken passes the
+ * gate (passive while the system is overloaded); grant words (nl_await32 /
+ * nl_grant32): spin while the waiter has a CPU, park when the wait is long,
+ * wake the successor early after parking.
  * Values: 1 = acquire the parent, (k << 2) | 2 = passed, k-th pass.
  */
 #include <errno.h>
@@ -108,10 +111,23 @@ static void hm_acquire(void *p)
     q->numa = n;
     atomic_store_explicit(&q->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&q->grant, NL_GRANT_WAITING, memory_order_relaxed);
+    /* the lock is taken (some cohort holds the root): the gate while the
+     * system is overloaded (src/wait); the whole lock, not only our leaf,
+     * so that one running thread can keep it instead of cohorts alternating */
+    if (atomic_load_explicit(&l->root, memory_order_relaxed) ||
+        atomic_load_explicit(&L->tail, memory_order_relaxed)) {
+        nl_count_slow(nl_self());
+        nl_gate(l);
+    }
     hm_qnode_t *pred = atomic_exchange_explicit(&L->tail, q, memory_order_acq_rel);
     if (pred) {
         atomic_store_explicit(&pred->next, q, memory_order_release);
         uint32_t g = nl_await32(&q->grant);
+        if (nl_parked_last(nl_self())) { /* early wake of our successor */
+            hm_qnode_t *next = atomic_load_explicit(&q->next, memory_order_acquire);
+            if (next)
+                nl_nudge32(&next->grant);
+        }
         if (g != HM_ACQUIRE_PARENT) { /* the root came with the leaf */
             q->passes = g >> 2;
             return;

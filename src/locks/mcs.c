@@ -3,10 +3,13 @@
  * The lock is one word: the tail of a queue of per-waiter nodes. Each waiter
  * spins on its own node, so a hand-over touches only the successor's line.
  *
- * Waiting: the successor's node holds a grant word; it spins, yields, then
- * parks on a futex (nl_await32), and the releaser wakes it only if it parked.
- * The releaser's wait for a successor that has swapped the tail but not yet
- * linked itself spins then yields (that successor may be descheduled).
+ * Waiting (src/wait/wait.h): an arriving thread that finds the lock taken
+ * passes the gate (a passive wait while the system is overloaded), then
+ * queues; the successor's node holds a grant word it waits on (spins while it
+ * has a CPU, parks when the wait is long), and the releaser wakes it only if
+ * it parked. The releaser's wait for a successor that has swapped the tail
+ * but not yet linked itself spins then yields (that successor may be
+ * descheduled).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -15,17 +18,41 @@
 
 _Static_assert(sizeof(nl_mcs_node_t) <= NL_QNODE_BYTES, "MCS node fits a pool slot");
 
-static inline __attribute__((always_inline)) void mcs_lock(nl_mcs_t *l, nl_mcs_node_t *me)
+/* Queue behind the tail (the lock is taken: the fast path's CAS failed).
+ * While the system is overloaded the gate makes us wait passively first, so
+ * the queue holds running threads. A waiter that parked wakes its own
+ * successor as soon as it is granted (the successor probably parked too):
+ * it then has our critical section's time to get back on a CPU. */
+static __attribute__((noinline)) void mcs_lock_slow(nl_mcs_t *l, nl_mcs_node_t *me)
 {
-    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
-    nl_mcs_node_t *pred = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
-    if (NL_LIKELY(!pred))
-        return;
+    nl_self_t *s = nl_self();
+    nl_count_slow(s);
+    nl_gate(l);
     /* the grant word needs resetting only when we wait; the predecessor can
      * grant only after it sees the link below (release orders the reset) */
     atomic_store_explicit(&me->granted, NL_GRANT_WAITING, memory_order_relaxed);
+    nl_mcs_node_t *pred = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
+    if (!pred)
+        return;
     atomic_store_explicit(&pred->next, me, memory_order_release);
     nl_await32(&me->granted);
+    if (nl_parked_last(s)) {
+        nl_mcs_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
+        if (next)
+            nl_nudge32(&next->granted);
+    }
+}
+
+/* Fast path: one CAS of an empty tail (the paper swaps; a CAS lets the slow
+ * path decide whether to queue at all). */
+static inline __attribute__((always_inline)) void mcs_lock(nl_mcs_t *l, nl_mcs_node_t *me)
+{
+    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+    nl_mcs_node_t *expect = NULL;
+    if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->tail, &expect, me, memory_order_acquire,
+                                                          memory_order_relaxed)))
+        return;
+    mcs_lock_slow(l, me);
 }
 
 int nl_mcs_trylock(nl_mcs_t *l, nl_mcs_node_t *me)

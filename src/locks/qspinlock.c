@@ -23,8 +23,12 @@
  *   fast:    CAS 0 -> locked.
  *   pending: no tail and no pending: set pending, wait for the locked byte to
  *            clear, then clear pending and set locked in one CAS.
+ *   gate:    while the system is overloaded, a passive wait first
+ *            (src/wait/wait.h), then the paths below.
  *   queue:   take a node, swap our tail in, link behind the old tail, wait on
- *            our node's grant word (spin, yield, park); as queue head, wait
+ *            our node's grant word (src/wait: spin while we have a CPU, park
+ *            when the wait is long; a waiter that parked wakes its successor
+ *            once it is the head); as queue head, wait
  *            for locked and pending to clear (spin then yield), take the
  *            locked byte (and clear the tail if we are the last), then grant
  *            the head to our successor -- MCS: the next node; CNA: chosen by
@@ -63,6 +67,7 @@
 #define QS_NODES 4
 #define QS_PENDING_MIN_PAUSE 4
 #define QS_PENDING_MAX_PAUSE 256
+#define QS_PENDING_BACKOFF_PAUSES 100 /* then plain waiting steps (nl_spin_once) */
 static uint32_t qs_pending_patience = 64;
 
 _Static_assert(NL_MAX_THREADS + 1 <= (1 << (32 - QS_TAIL_SLOT_SHIFT)), "thread slot fits the tail");
@@ -184,7 +189,7 @@ static __attribute__((noinline)) void qs_pending_wait(nl_qspinlock_t *l)
             atomic_fetch_or_explicit(&l->val, QS_NOSTEAL, memory_order_relaxed);
             no_steal = true;
         }
-        if (no_steal || sp.n >= nl_wait_policy.spins) {
+        if (no_steal || sp.n >= QS_PENDING_BACKOFF_PAUSES) {
             nl_spin_once(&sp);
         } else {
             for (uint32_t i = 0; i < pause; i++)
@@ -201,6 +206,14 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
                                                               const bool cna)
 {
     nl_spinner_t sp = NL_SPINNER_INIT;
+    nl_self_t *s = nl_self();
+    nl_count_slow(s);
+    /* overloaded: wait passively at the gate first (src/wait/wait.h), so
+     * pending waiter and queue hold running threads */
+    if (nl_wait_policy.kind == NL_WAIT_ADAPTIVE && nl_overloaded()) {
+        nl_gate_slow(l);
+        val = atomic_load_explicit(&l->val, memory_order_relaxed);
+    }
 
     /* only a pending waiter, no queue, lock free: take it (bounded stealing,
      * see qs_pending_wait) */
@@ -221,7 +234,6 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
     }
 
     /* ---- queue ---- */
-    nl_self_t *s = nl_self();
     qs_block_t *b = s->id >= 0 ? qs_block(s->id) : NULL;
     if (NL_UNLIKELY(!b || b->count >= atomic_load_explicit(&nl_qs_max_nodes, memory_order_relaxed))) {
         /* no slot or nested too deep: spin on the lock word (Linux does
@@ -259,6 +271,13 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
             me->numa = nl_self_node(s);
         atomic_store_explicit(&prev->c.next, me, memory_order_release);
         nl_await64(&me->spin);
+        /* we parked: our successor probably did too; wake it now, so that
+         * it is running when it becomes the head */
+        if (nl_parked_last(s)) {
+            nl_cna_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
+            if (next)
+                nl_nudge64(&next->spin);
+        }
     }
 
     /* head of the queue: wait for the owner and the pending waiter to go */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../core/internal.h"
+#include "node.h"
 #include "measure.h"
 
 #define NL_NODE_REFRESH 1024u /* node lookups served from cache between refreshes */

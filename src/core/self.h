@@ -1,0 +1,167 @@
+/*
+ * The bottom layer of the library (not installed): the per-thread record
+ * (dense id, cached node, a pool of queue nodes for the node-free lock forms,
+ * waiting counters), clocks, random numbers, the pause instruction.
+ * It depends on nothing in src/; src/wait/wait.h builds on it, the locks on
+ * both (src/core/internal.h includes the two).
+ */
+#ifndef NL_SELF_H
+#define NL_SELF_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sched.h>
+#include "numalock/numalock.h"
+#include "numalock/topology.h"
+
+#define NL_HIDDEN __attribute__((visibility("hidden")))
+#define NL_TLS __thread __attribute__((tls_model("initial-exec")))
+#define NL_CACHELINE 64
+#define NL_LIKELY(x) __builtin_expect(!!(x), 1)
+#define NL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+static inline void nl_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* ---- per-thread record ----------------------------------------------------
+ * One heap block per thread (TLS holds only a pointer, so the library can be
+ * dlopen'ed and preloaded with initial-exec TLS). Freed at thread exit.
+ *
+ * Queue-node pool for the node-free lock forms: a small stack of cache-line
+ * aligned slots. Locks are usually released in the reverse order of their
+ * acquisition, so the common release finds its node on top of the stack in
+ * O(1), with the owner tag in the node's own cache line. A release out of
+ * order leaves a hole that is reclaimed when the slots above it are freed. */
+#define NL_POOL_NODES 8
+#define NL_QNODE_BYTES 120 /* usable bytes of a queue node (8-byte aligned) */
+
+typedef struct nl_qnode_slot {
+    _Alignas(NL_CACHELINE) const void *owner; /* lock the node is in use for, NULL if free */
+    _Alignas(8) unsigned char mem[NL_QNODE_BYTES];
+} nl_qnode_slot_t;
+
+typedef struct nl_extra_node {
+    nl_qnode_slot_t slot;
+    struct nl_extra_node *next;
+} nl_extra_node_t;
+
+/* Waiting counters of one thread, written only by it (plain stores), read by
+ * the generic handle around its own calls (statistics) and by the preload's
+ * profile. */
+typedef struct nl_wait_counts {
+    uint64_t slow;        /* acquisitions that took a lock's slow path        */
+    uint64_t parks;       /* futex sleeps in a lock's queue                   */
+    uint64_t gate_parks;  /* passive waits at the gate (over-subscription)    */
+    uint64_t wakes;       /* futex wakes issued (hand-overs and early wakes)  */
+    uint64_t to_parked;   /* hand-overs whose receiver was parked             */
+} nl_wait_counts_t;
+
+typedef struct nl_self {
+    uint32_t depth;                    /* pool[0..depth) may be in use */
+    uint32_t holes;                    /* free slots below depth */
+    int id;                            /* dense id, -1 if none */
+    int node;                          /* cached node */
+    int pinned_node;                   /* nl_thread_set_node, -1 if none */
+    uint32_t refresh;                  /* calls until the next node refresh */
+    uint32_t topo_gen;                 /* topology generation the cache is for */
+    uint64_t rng;                      /* per-thread pseudo-random state */
+    nl_extra_node_t *extra;            /* overflow nodes (deep nesting) */
+    nl_wait_counts_t wc;               /* waiting counters (src/wait)   */
+    bool parked_last;                  /* the last grant-word wait parked */
+    nl_qnode_slot_t pool[NL_POOL_NODES];
+} nl_self_t;
+
+NL_HIDDEN extern NL_TLS nl_self_t *nl_self_tls;
+NL_HIDDEN nl_self_t *nl_self_create(void);
+
+static inline nl_self_t *nl_self(void)
+{
+    nl_self_t *s = nl_self_tls;
+    if (NL_UNLIKELY(!s))
+        s = nl_self_create();
+    return s;
+}
+
+/* Take a queue node (NL_QNODE_BYTES, 8-byte aligned, in one cache-aligned
+ * slot; initialising its fields is the caller's job) for `lock`; find it again
+ * at release (NULL if this thread holds no node for `lock`); give it back. */
+NL_HIDDEN void *nl_qnode_get_slow(nl_self_t *s, const void *lock);
+NL_HIDDEN void *nl_qnode_find_slow(nl_self_t *s, const void *lock);
+NL_HIDDEN void nl_qnode_put_slow(nl_self_t *s, void *node);
+
+static inline void *nl_qnode_get(const void *lock)
+{
+    nl_self_t *s = nl_self();
+    uint32_t d = s->depth;
+    if (NL_LIKELY(d < NL_POOL_NODES)) {
+        s->depth = d + 1;
+        s->pool[d].owner = lock;
+        return s->pool[d].mem;
+    }
+    return nl_qnode_get_slow(s, lock);
+}
+static inline void *nl_qnode_find(const void *lock)
+{
+    nl_self_t *s = nl_self();
+    uint32_t d = s->depth;
+    if (NL_LIKELY(d && s->pool[d - 1].owner == lock))
+        return s->pool[d - 1].mem;
+    return nl_qnode_find_slow(s, lock);
+}
+static inline void nl_qnode_put(void *node)
+{
+    nl_self_t *s = nl_self();
+    uint32_t d = s->depth;
+    if (NL_LIKELY(d && (unsigned char *)node == s->pool[d - 1].mem && !s->holes)) {
+        s->pool[d - 1].owner = NULL;
+        s->depth = d - 1;
+        return;
+    }
+    nl_qnode_put_slow(s, node);
+}
+
+/* Release fast path: the node for `lock` if it is on top of the stack (the
+ * usual LIFO case), else NULL; after using it, nl_qnode_pop(). Otherwise use
+ * nl_qnode_find() + nl_qnode_put(). */
+static inline void *nl_qnode_top(nl_self_t *s, const void *lock)
+{
+    uint32_t d = s->depth;
+    return (d && !s->holes && s->pool[d - 1].owner == lock) ? s->pool[d - 1].mem : NULL;
+}
+static inline void nl_qnode_pop(nl_self_t *s) { s->pool[--s->depth].owner = NULL; }
+
+/* Fast per-thread pseudo-random number (xorshift64*). */
+static inline uint64_t nl_rand(void)
+{
+    nl_self_t *s = nl_self();
+    uint64_t x = s->rng;
+    x ^= x >> 12; x ^= x << 25; x ^= x >> 27;
+    s->rng = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* Monotonic nanoseconds. */
+NL_HIDDEN uint64_t nl_now_ns(void);
+
+/* Cheap clock for wait budgets and heartbeats: the time-stamp counter where
+ * there is one (about 1-3 ticks per ns), else nanoseconds. */
+static inline uint64_t nl_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return nl_now_ns();
+#endif
+}
+
+#endif
