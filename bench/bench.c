@@ -218,6 +218,10 @@ int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r
         r->stats.handovers = s1.handovers - s0.handovers;
         r->stats.remote_handovers = s1.remote_handovers - s0.remote_handovers;
         r->stats.read_acquisitions = s1.read_acquisitions - s0.read_acquisitions;
+        r->stats.parks = s1.parks - s0.parks;
+        r->stats.gate_waits = s1.gate_waits - s0.gate_waits;
+        r->stats.wakes = s1.wakes - s0.wakes;
+        r->stats.handovers_to_parked = s1.handovers_to_parked - s0.handovers_to_parked;
     }
     for (int i = 0; i < created; i++)
         pthread_join(th[i], NULL);
@@ -341,9 +345,14 @@ static void write_record(FILE *f, const bench_record_t *r)
                 (unsigned long long)r->stats.handovers, (unsigned long long)r->stats.remote_handovers,
                 (unsigned long long)r->stats.read_acquisitions);
         json_num(f, r->stats.handovers ? (double)r->stats.remote_handovers / (double)r->stats.handovers : NAN);
+        fprintf(f, ", \"parks\": %llu, \"gate_waits\": %llu, \"wakes\": %llu, "
+                   "\"handovers_to_parked\": %llu",
+                (unsigned long long)r->stats.parks, (unsigned long long)r->stats.gate_waits,
+                (unsigned long long)r->stats.wakes, (unsigned long long)r->stats.handovers_to_parked);
     } else {
         fprintf(f, ", \"acquisitions\": null, \"contended\": null, \"handovers\": null, "
-                   "\"remote_handovers\": null, \"remote_share\": null");
+                   "\"remote_handovers\": null, \"remote_share\": null, \"parks\": null, "
+                   "\"gate_waits\": null, \"wakes\": null, \"handovers_to_parked\": null");
     }
     if (!isnan(r->ratio)) {
         fprintf(f, ", \"ratio_to_baseline\": ");

@@ -41,6 +41,7 @@ void nl_hbo_acquire(nl_hbo_t *l)
                                                           memory_order_acquire,
                                                           memory_order_relaxed)))
         return;
+    nl_count_slow(nl_self());
     uint32_t local = LOCAL_MIN, remote = REMOTE_MIN, rounds = 0;
     uint32_t want = me; /* me | PARKED once this waiter has slept */
     for (;;) {
@@ -53,7 +54,8 @@ void nl_hbo_acquire(nl_hbo_t *l)
                 return;
             v = expect;
         }
-        if (rounds >= HBO_PARK_ROUNDS && nl_wait_policy.kind == NL_WAIT_PARK && v) {
+        if (rounds >= HBO_PARK_ROUNDS && v &&
+            (nl_wait_policy.kind == NL_WAIT_PARK || nl_wait_policy.kind == NL_WAIT_ADAPTIVE)) {
             /* sleep until a release: announce it in the word first */
             if ((v & HBO_PARKED) ||
                 atomic_compare_exchange_strong_explicit(&l->word, &v, v | HBO_PARKED,

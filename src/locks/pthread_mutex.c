@@ -9,7 +9,15 @@ static int op_init(void *l, const nl_attr_t *a)
     return pthread_mutex_init(l, NULL);
 }
 static void op_destroy(void *l) { pthread_mutex_destroy(l); }
-static void op_acquire(void *l) { pthread_mutex_lock(l); }
+/* glibc's lock starts with the same CAS as its trylock: a failed trylock is
+ * how the slow path is seen from outside (the handle's "contended") */
+static void op_acquire(void *l)
+{
+    if (pthread_mutex_trylock(l)) {
+        nl_count_slow(nl_self());
+        pthread_mutex_lock(l);
+    }
+}
 static int op_try(void *l) { return pthread_mutex_trylock(l) ? EBUSY : 0; }
 static void op_release(void *l) { pthread_mutex_unlock(l); }
 

@@ -10,9 +10,13 @@ int nl_tas_try(nl_tas_t *l)
 
 void nl_tas_acquire(nl_tas_t *l)
 {
+    if (NL_LIKELY(!atomic_exchange_explicit(&l->word, 1, memory_order_acquire)))
+        return;
+    nl_count_slow(nl_self());
     nl_spinner_t sp = NL_SPINNER_INIT;
-    while (atomic_exchange_explicit(&l->word, 1, memory_order_acquire))
+    do
         nl_spin_once(&sp);
+    while (atomic_exchange_explicit(&l->word, 1, memory_order_acquire));
 }
 
 void nl_tas_release(nl_tas_t *l) { atomic_store_explicit(&l->word, 0, memory_order_release); }

@@ -7,6 +7,9 @@
 void nl_ticket_acquire(nl_ticket_t *l)
 {
     uint32_t me = atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed);
+    if (NL_LIKELY(atomic_load_explicit(&l->owner, memory_order_acquire) == me))
+        return;
+    nl_count_slow(nl_self());
     nl_spinner_t sp = NL_SPINNER_INIT;
     while (atomic_load_explicit(&l->owner, memory_order_acquire) != me)
         nl_spin_once(&sp);

@@ -16,6 +16,10 @@ int nl_ttas_try(nl_ttas_t *l)
 
 void nl_ttas_acquire(nl_ttas_t *l)
 {
+    if (NL_LIKELY(!atomic_load_explicit(&l->word, memory_order_relaxed) &&
+                  !atomic_exchange_explicit(&l->word, 1, memory_order_acquire)))
+        return;
+    nl_count_slow(nl_self());
     uint32_t backoff = BACKOFF_MIN;
     for (;;) {
         nl_spinner_t sp = NL_SPINNER_INIT;
