@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench.h"
+#include "../tools/opts.h"
 
 static const bench_workload_t *const workloads[] = {
     &bench_kvmap,
@@ -513,50 +514,28 @@ int bench_main(int argc, char **argv, const char *command_line)
     const char *lock_spec = w->default_locks, *threads_spec = w->default_threads;
     const char *duration_spec = w->default_duration, *topo_spec = NULL;
     int rc = 2;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strncmp(a, "--", 2)) {
-            snprintf(c->err, sizeof c->err, "unexpected argument '%s': options start with --", a);
+    {
+        /* the command's one option parser (tools/opts.h): the common options,
+         * then the workload's own, "--NAME VALUE" or "--NAME=VALUE" */
+        nl_opt_t opts[48];
+        char names[32][40], context[64];
+        int n = 0;
+        opts[n++] = (nl_opt_t){ "--lock", "A,B|all", "lock names, comma-separated, or all", &lock_spec, NULL };
+        opts[n++] = (nl_opt_t){ "--locks", "A,B|all", "lock names, comma-separated, or all", &lock_spec, NULL };
+        opts[n++] = (nl_opt_t){ "--threads", "1,2,4", "thread counts, comma-separated", &threads_spec, NULL };
+        opts[n++] = (nl_opt_t){ "--duration", "S", "seconds per measurement", &duration_spec, NULL };
+        opts[n++] = (nl_opt_t){ "--topology", "SPEC", "a topology: auto, virtual:N, cpus:LIST/LIST/... or measured",
+                                &topo_spec, NULL };
+        opts[n++] = (nl_opt_t){ "--json", "FILE", "the JSON file to write", &c->json_path, NULL };
+        opts[n++] = (nl_opt_t){ "--quiet", NULL, "no table", NULL, &c->quiet };
+        for (int k = 0; w->opts && w->opts[k].name && k < 32 && n < 47; k++) {
+            snprintf(names[k], sizeof names[k], "--%s", w->opts[k].name);
+            opts[n++] = (nl_opt_t){ names[k], "N", w->opts[k].help, &c->optval[k], NULL };
+        }
+        opts[n] = (nl_opt_t){ 0 };
+        snprintf(context, sizeof context, "for workload %s", w->name);
+        if (nl_opts_parse(opts, argc, argv, 1, 0, context, c->err, sizeof c->err) < 0)
             goto fail;
-        }
-        if (!strcmp(a, "--quiet")) {
-            c->quiet = 1;
-            continue;
-        }
-        if (!val) {
-            snprintf(c->err, sizeof c->err, "option '%s' needs a value", a);
-            goto fail;
-        }
-        i++;
-        if (!strcmp(a, "--lock") || !strcmp(a, "--locks"))
-            lock_spec = val;
-        else if (!strcmp(a, "--threads"))
-            threads_spec = val;
-        else if (!strcmp(a, "--duration"))
-            duration_spec = val;
-        else if (!strcmp(a, "--topology"))
-            topo_spec = val;
-        else if (!strcmp(a, "--json"))
-            c->json_path = val;
-        else {
-            int found = 0;
-            for (int k = 0; w->opts && w->opts[k].name; k++)
-                if (!strcmp(a + 2, w->opts[k].name)) {
-                    c->optval[k] = val;
-                    found = 1;
-                }
-            if (!found) {
-                char valid[1024];
-                size_t off = (size_t)snprintf(valid, sizeof valid,
-                                              "--lock, --threads, --duration, --topology, --json, --quiet");
-                for (int k = 0; w->opts && w->opts[k].name && off < sizeof valid; k++)
-                    off += (size_t)snprintf(valid + off, sizeof valid - off, ", --%s", w->opts[k].name);
-                snprintf(c->err, sizeof c->err, "unknown option '%s' for workload %s: valid options are %s",
-                         a, w->name, valid);
-                goto fail;
-            }
-        }
     }
     /* validate numeric workload options */
     for (int k = 0; w->opts && w->opts[k].name; k++) {

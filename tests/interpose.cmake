@@ -1,6 +1,17 @@
-# Interposition tests (issue 5): libnumalock-preload.so under real programs and
-# glibc-semantics checks, for every registered lock (locks that cannot replace
-# a pthread mutex report "skipped"). Not in the ThreadSanitizer build.
+# Interposition tests (issues 5, 17): libnumalock-preload.so under real
+# programs and glibc-semantics checks, for every registered lock (locks that
+# cannot replace a pthread mutex report "skipped"; a new lock is covered by
+# being in NL_LOCKS). Not in the ThreadSanitizer build, but for the preload's
+# read-write lock, futex-rwlock, which runs the harness's rw mode in both.
+foreach(pct 50 90)
+  foreach(t 4 32)
+    add_test(NAME stress_rw.futex-rwlock.r${pct}.t${t}
+      COMMAND stress --lock futex-rwlock --threads ${t} --topology virtual:2 --read-pct ${pct} --ops 60000)
+    set_tests_properties(stress_rw.futex-rwlock.r${pct}.t${t} PROPERTIES TIMEOUT 180 LABELS "stress;tsan"
+      ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
+  endforeach()
+endforeach()
+
 if(TARGET numalock_preload)
   set(NL_IP_DIR ${CMAKE_CURRENT_SOURCE_DIR}/interpose)
   add_executable(nl_semantics ${NL_IP_DIR}/semantics.c)
@@ -8,13 +19,14 @@ if(TARGET numalock_preload)
   add_executable(nl_lockbound ${NL_IP_DIR}/lockbound.c)
   add_executable(nl_cxx_timed ${NL_IP_DIR}/cxx_timed.cpp)
   add_executable(nl_c11_threads ${NL_IP_DIR}/c11_threads.c)
+  add_executable(nl_spin ${NL_IP_DIR}/spin.c)
   set_target_properties(nl_cxx_timed PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
-  foreach(t nl_semantics nl_cross_unlock nl_lockbound nl_cxx_timed nl_c11_threads)
+  foreach(t nl_semantics nl_cross_unlock nl_lockbound nl_cxx_timed nl_c11_threads nl_spin)
     target_link_libraries(${t} PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
     target_compile_options(${t} PRIVATE -O2)
   endforeach()
   set(NL_IP_BIN ${CMAKE_BINARY_DIR}/bin)
-  set(NL_IP_DEPS numalock_preload nl_semantics nl_cross_unlock nl_lockbound nl_cxx_timed nl_c11_threads)
+  set(NL_IP_DEPS numalock_preload nl_semantics nl_cross_unlock nl_lockbound nl_cxx_timed nl_c11_threads nl_spin)
 
   add_test(NAME interpose.symbols COMMAND ${NL_IP_DIR}/check_symbols.sh $<TARGET_FILE:numalock_preload>)
   add_test(NAME interpose.run_cli COMMAND ${NL_IP_DIR}/run_cli.sh $<TARGET_FILE:numalock_cli> ${NL_IP_BIN})
@@ -37,5 +49,19 @@ if(TARGET numalock_preload)
       COMMAND $<TARGET_FILE:numalock_cli> run --lock hbo --rwlock ${lock} --topology virtual:2 -- $<TARGET_FILE:nl_semantics> --expect-preload)
     set_tests_properties(interpose.rwlock.${lock} PROPERTIES
       TIMEOUT 240 LABELS interpose SKIP_REGULAR_EXPRESSION "unknown rwlock algorithm")
+    # issue 17: bad environment values (one line each, default used), and
+    # pthread spin locks on LOCK at 1..32 threads, output equal to glibc's
+    add_test(NAME interpose.env.${lock}
+      COMMAND ${NL_IP_DIR}/env_test.sh $<TARGET_FILE:numalock_preload> ${lock} ${NL_IP_BIN})
+    add_test(NAME interpose.spin.${lock}
+      COMMAND ${NL_IP_DIR}/spin_test.sh $<TARGET_FILE:numalock_cli> ${lock} ${NL_IP_BIN})
+    set_tests_properties(interpose.env.${lock} interpose.spin.${lock} PROPERTIES
+      TIMEOUT 300 LABELS interpose SKIP_RETURN_CODE 77)
   endforeach()
+  # the stray-unlock check must catch a lock whose release breaks a free lock
+  # when the preload trusts the release (its deliberately broken variant)
+  add_test(NAME interpose.semantics.ticket_trusting_release
+    COMMAND $<TARGET_FILE:numalock_cli> run --lock ticket -- $<TARGET_FILE:nl_semantics> --expect-preload)
+  set_tests_properties(interpose.semantics.ticket_trusting_release PROPERTIES
+    ENVIRONMENT NUMALOCK_PRELOAD_TRUST_RELEASE=1 WILL_FAIL TRUE TIMEOUT 120 LABELS interpose)
 endif()

@@ -16,6 +16,9 @@
 #include "numalock/topology.h"
 #include "../bench/bench.h"
 #include "numalock_cli.h"
+#include "opts.h"
+
+static int nl_cli_opts(const nl_opt_t *opts, int argc, char **argv, const char *prog);
 #include "paths.h"
 
 static void usage(FILE *f)
@@ -46,14 +49,9 @@ static void yesno_json(const char *k, int v, int last)
 static int cmd_list(int argc, char **argv)
 {
     int json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = 1;
-        else {
-            fprintf(stderr, "numalock list: unknown option '%s': valid options are --json\n", argv[i]);
-            return 2;
-        }
-    }
+    const nl_opt_t opts[] = { { "--json", NULL, "print JSON", NULL, &json }, { 0 } };
+    if (nl_cli_opts(opts, argc, argv, "numalock list"))
+        return 2;
     static const unsigned at[] = { 2, 4, 8 };
     if (json) {
         printf("[\n");
@@ -121,6 +119,17 @@ static void print_cpus(const nl_topology_t *t, int n, int json)
         printf("(none)");
 }
 
+/* Parses a subcommand's options (argv[0] is the subcommand; no operands);
+ * prints one sentence and returns -1 on error. */
+static int nl_cli_opts(const nl_opt_t *opts, int argc, char **argv, const char *prog)
+{
+    char err[1536];
+    if (nl_opts_parse(opts, argc, argv, 1, 0, NULL, err, sizeof err) >= 0)
+        return 0;
+    fprintf(stderr, "%s: %s\n", prog, err);
+    return -1;
+}
+
 int nl_cli_apply_topology(const char *spec, const char *prog)
 {
     char err[512];
@@ -143,17 +152,15 @@ static int cmd_topo(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--measure"))
             return nl_cli_topo_measure(argc, argv);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = 1;
-        else if (!strcmp(argv[i], "--topology") && i + 1 < argc)
-            spec = argv[++i];
-        else {
-            fprintf(stderr, "numalock topo: unknown option '%s': valid options are --topology SPEC, --json, --measure\n",
-                    argv[i]);
-            return 2;
-        }
-    }
+    int measure = 0; /* --measure runs nl_cli_topo_measure (above) */
+    const nl_opt_t opts[] = {
+        { "--topology", "SPEC", NL_CLI_TOPOLOGY_FORMS, &spec, NULL },
+        { "--json", NULL, "print JSON", NULL, &json },
+        { "--measure", NULL, "measure core-to-core latency", NULL, &measure },
+        { 0 },
+    };
+    if (nl_cli_opts(opts, argc, argv, "numalock topo"))
+        return 2;
     int rc = nl_cli_apply_topology(spec, "numalock topo");
     if (rc)
         return rc;
@@ -267,19 +274,16 @@ static int cmd_report(int argc, char **argv)
     const char *out = NULL, *suite = NULL;
     int render = 1;
     char def_out[PATH_MAX], def_suite[PATH_MAX];
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--out") && i + 1 < argc)
-            out = argv[++i];
-        else if (!strcmp(argv[i], "--suite") && i + 1 < argc)
-            suite = argv[++i];
-        else if (!strcmp(argv[i], "--no-render"))
-            render = 0;
-        else {
-            fprintf(stderr, "numalock report: unknown option '%s': valid options are --out DIR, --suite FILE|NAME, --no-render\n",
-                    argv[i]);
-            return 2;
-        }
-    }
+    int no_render = 0;
+    const nl_opt_t opts[] = {
+        { "--out", "DIR", "the folder for the results", &out, NULL },
+        { "--suite", "FILE|NAME", "a suite file, or the name of an installed suite", &suite, NULL },
+        { "--no-render", NULL, "write the JSON only", NULL, &no_render },
+        { 0 },
+    };
+    if (nl_cli_opts(opts, argc, argv, "numalock report"))
+        return 2;
+    render = !no_render;
     if (!suite)
         suite = "default";
     /* a NAME (no '/', not a file here) is an installed suite: NAME-suite.txt */

@@ -1,5 +1,5 @@
 /*
- * `numalock run --lock NAME [--rwlock NAME] [--topology SPEC] [--stats] -- PROGRAM ARGS...`
+ * `numalock run --lock NAME [--rwlock NAME] [--spin NAME] [--topology SPEC] [--stats] -- PROGRAM ARGS...`
  *
  * Runs an unmodified program with libnumalock-preload.so, so that its pthread
  * mutexes (with their condition variables and rwlocks) run on a numalock
@@ -21,13 +21,14 @@
 #include "numalock/topology.h"
 #include "interpose/interpose.h"
 #include "numalock_cli.h"
+#include "opts.h"
 #include "paths.h"
 
 #define PRELOAD_NAME "libnumalock-preload.so"
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: numalock run --lock NAME [--rwlock NAME] [--topology SPEC] [--stats] -- PROGRAM [ARGS...]\n");
+    fprintf(stderr, "usage: numalock run [--lock NAME] [--rwlock NAME] [--spin NAME] [--topology SPEC] [--stats] -- PROGRAM [ARGS...]\n");
     return 2;
 }
 
@@ -60,34 +61,22 @@ static void print_file(const char *path)
 
 int nl_cli_run(int argc, char **argv)
 {
-    const char *lock = NULL, *topo = NULL, *rwlock = NULL;
+    const char *lock = NULL, *topo = NULL, *rwlock = NULL, *spin = NULL;
     int stats = 0, i;
-    char names[1024], why[512];
-    for (i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--")) {
-            i++;
-            break;
-        } else if (!strcmp(argv[i], "--lock") && i + 1 < argc) {
-            lock = argv[++i];
-        } else if (!strncmp(argv[i], "--lock=", 7)) {
-            lock = argv[i] + 7;
-        } else if (!strcmp(argv[i], "--rwlock") && i + 1 < argc) {
-            rwlock = argv[++i];
-        } else if (!strncmp(argv[i], "--rwlock=", 9)) {
-            rwlock = argv[i] + 9;
-        } else if (!strcmp(argv[i], "--topology") && i + 1 < argc) {
-            topo = argv[++i];
-        } else if (!strncmp(argv[i], "--topology=", 11)) {
-            topo = argv[i] + 11;
-        } else if (!strcmp(argv[i], "--stats")) {
-            stats = 1;
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "numalock run: unknown option '%s': valid options are --lock NAME, --rwlock NAME, --topology SPEC, --stats, then -- PROGRAM\n",
-                    argv[i]);
-            return 2;
-        } else {
-            break; /* the program, without "--" */
-        }
+    char names[1024], why[512], err[1536];
+    const nl_opt_t opts[] = {
+        { "--lock", "NAME", "the lock algorithm for pthread mutexes", &lock, NULL },
+        { "--rwlock", "NAME", "the read-write algorithm for pthread rwlocks", &rwlock, NULL },
+        { "--spin", "NAME", "the lock algorithm for pthread spin locks", &spin, NULL },
+        { "--topology", "SPEC", NL_CLI_TOPOLOGY_FORMS, &topo, NULL },
+        { "--stats", NULL, "print a lock profile at exit", NULL, &stats },
+        { 0 },
+    };
+    /* the program starts at the first argument that is no option, or after "--" */
+    i = nl_opts_parse(opts, argc, argv, 1, NL_OPTS_OPERANDS, NULL, err, sizeof err);
+    if (i < 0) {
+        fprintf(stderr, "numalock run: %s\n", err);
+        return 2;
     }
     if (i >= argc) {
         fprintf(stderr, "numalock run: no program given\n");
@@ -113,6 +102,16 @@ int nl_cli_run(int argc, char **argv)
                 snprintf(why, sizeof why, "'%s' is not a registered lock", rwlock);
             fprintf(stderr, "numalock run: unknown rwlock algorithm '%s': %s; valid are %s (default: the built-in reader-preferring lock)\n",
                     rwlock, why, nlp_rw_names(names, sizeof names));
+            return 2;
+        }
+    }
+    if (spin) {
+        const nl_lock_ops_t *ops = nl_lock_find(spin);
+        if (!ops || nlp_spin_usable(ops, why, sizeof why)) {
+            if (!ops)
+                snprintf(why, sizeof why, "'%s' is not a registered lock", spin);
+            fprintf(stderr, "numalock run: unknown spin lock algorithm '%s': %s; valid are %s\n", spin, why,
+                    nlp_spin_names(names, sizeof names));
             return 2;
         }
     }
@@ -155,6 +154,8 @@ int nl_cli_run(int argc, char **argv)
         setenv(NLP_ENV_LOCK, lock, 1);
     if (rwlock)
         setenv(NLP_ENV_RWLOCK, rwlock, 1);
+    if (spin)
+        setenv(NLP_ENV_SPIN, spin, 1);
     if (topo)
         setenv("NUMALOCK_TOPOLOGY", topo, 1);
     char statsfile[] = "/tmp/numalock-stats.XXXXXX";

@@ -15,6 +15,9 @@
 #define NLP_ENV_STATS "NUMALOCK_STATS"           /* "1": keep a lock profile, print it at exit */
 #define NLP_ENV_STATS_FILE "NUMALOCK_STATS_FILE" /* append the profile here, not to stderr */
 #define NLP_ENV_STATS_TOP "NUMALOCK_STATS_TOP"   /* rows of the profile (default 20) */
+#define NLP_ENV_SPIN "NUMALOCK_SPIN"             /* pthread_spinlock_t algorithm (default below) */
+#define NLP_ENV_WAIT "NUMALOCK_WAIT"             /* waiting policy (the library's nl_wait_set_policy) */
+#define NLP_ENV_CNA_FAIRNESS "NUMALOCK_CNA_FAIRNESS" /* CNA fairness rule (nl_cna_set_fairness) */
 
 /* The default when NUMALOCK_LOCK is unset: the first of these that is
  * registered and interposable. Measured in docs/PRELOAD.md: on a loaded
@@ -51,6 +54,37 @@ static inline int nlp_interposable(const nl_lock_ops_t *ops, char *why, size_t l
     if (!(ops->props & NL_PROP_ANY_UNLOCK)) {
         snprintf(why, len, "'%s' must be released by the thread that acquired it, but glibc lets any thread unlock a normal mutex",
                  ops->name);
+        return -1;
+    }
+    /* every interposable lock tells whether it is held: pthread_mutex_destroy
+     * returns EBUSY for a held mutex, and a stray unlock of a free mutex is
+     * skipped for locks without NL_PROP_FREE_RELEASE (tests/interpose
+     * semantics.c checks both for every interposable lock) */
+    if (!ops->held) {
+        snprintf(why, len, "'%s' cannot tell whether it is held (its ops table has no held function), which "
+                 "pthread_mutex_destroy and a stray unlock need", ops->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* The default spin lock when NUMALOCK_SPIN is unset: the first of these
+ * that is registered and fits a pthread_spinlock_t (docs/PRELOAD.md,
+ * "Spin locks", has the measurement). */
+#define NLP_DEFAULT_SPIN_CHOICES "qspinlock-cna", "hbo", "ttas"
+#define NLP_SPIN_BYTES 4 /* sizeof(pthread_spinlock_t) */
+
+/* 0 if `ops` can stand in for a pthread_spinlock_t (NUMALOCK_SPIN; pthread =
+ * glibc's own); else one sentence in why and -1. */
+static inline int nlp_spin_usable(const nl_lock_ops_t *ops, char *why, size_t len)
+{
+    if (!strcmp(ops->name, NLP_GLIBC_NAME))
+        return 0;
+    if (nlp_interposable(ops, why, len))
+        return -1;
+    if (ops->size > NLP_SPIN_BYTES || ops->align > NLP_SPIN_BYTES || !(ops->props & NL_PROP_ZERO_INIT) || ops->init) {
+        snprintf(why, len, "'%s' does not fit a pthread_spinlock_t (%d bytes that are zero when unlocked)", ops->name,
+                 NLP_SPIN_BYTES);
         return -1;
     }
     return 0;
@@ -92,6 +126,12 @@ static inline const char *nlp_rw_names(char *buf, size_t len)
     return nlp_names_where(buf, len, nlp_rw_usable);
 }
 
+/* Writes "a, b" (the locks usable for pthread spin locks) into buf. */
+static inline const char *nlp_spin_names(char *buf, size_t len)
+{
+    return nlp_names_where(buf, len, nlp_spin_usable);
+}
+
 /* Writes the interposable lock names, "a, b, c", into buf. */
 static inline const char *nlp_interposable_names(char *buf, size_t len)
 {
@@ -106,6 +146,19 @@ static inline const nl_lock_ops_t *nlp_default_lock(void)
     for (size_t i = 0; i < sizeof choices / sizeof choices[0]; i++) {
         const nl_lock_ops_t *ops = nl_lock_find(choices[i]);
         if (ops && nlp_interposable(ops, why, sizeof why) == 0)
+            return ops;
+    }
+    return nl_lock_find(NLP_GLIBC_NAME);
+}
+
+/* The default spin lock: first registered, usable one of NLP_DEFAULT_SPIN_CHOICES. */
+static inline const nl_lock_ops_t *nlp_default_spin_lock(void)
+{
+    static const char *const choices[] = { NLP_DEFAULT_SPIN_CHOICES };
+    char why[256];
+    for (size_t i = 0; i < sizeof choices / sizeof choices[0]; i++) {
+        const nl_lock_ops_t *ops = nl_lock_find(choices[i]);
+        if (ops && nlp_spin_usable(ops, why, sizeof why) == 0)
             return ops;
     }
     return nl_lock_find(NLP_GLIBC_NAME);

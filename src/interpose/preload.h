@@ -1,11 +1,174 @@
-/* Internal declarations shared by the preload library's files. */
+/*
+ * Internal declarations shared by the preload library's files, one file per
+ * concern (docs/PRELOAD.md, "Design"):
+ *   symbols.c  the real glibc functions (dlvsym) and the export macros
+ *   config.c   configuration from the environment, start-up, thread ids
+ *   timed.c    deadlines: the timed futex wait, clock arithmetic
+ *   mutex.c    pthread_mutex_*          cond.c  pthread_cond_*
+ *   rwlock.c   pthread_rwlock_* (on src/locks/futex_rwlock.c)
+ *   spin.c     pthread_spin_*           c11.c   C11 mtx_* / cnd_*
+ *   profile.c  the lock profile of --stats
+ */
 #ifndef NL_PRELOAD_H
 #define NL_PRELOAD_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include "../core/internal.h"
+#include "interpose.h"
 
-enum { NLP_OBJ_MUTEX = 1, NLP_OBJ_RWLOCK = 2 };
+#define EXPORT __attribute__((visibility("default")))
+
+/* Export impl as name@@newv and also as name@oldv (the versions are listed in
+ * preload.map; tests/interpose/check_symbols.sh checks them). */
+#define NLP_TWO_VERSIONS(impl, name, oldv, newv)                                           \
+    extern __typeof(impl) impl##_old __attribute__((alias(#impl), visibility("default"))); \
+    __asm__(".symver " #impl "_old, " #name "@" oldv);                                     \
+    __asm__(".symver " #impl ", " #name "@@" newv)
+
+/* ---- the real (glibc) functions (symbols.c) ------------------------------ */
+typedef struct nlp_real {
+    int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
+    int (*mutex_destroy)(pthread_mutex_t *);
+    int (*mutex_lock)(pthread_mutex_t *);
+    int (*mutex_trylock)(pthread_mutex_t *);
+    int (*mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
+    int (*mutex_clocklock)(pthread_mutex_t *, clockid_t, const struct timespec *);
+    int (*mutex_unlock)(pthread_mutex_t *);
+    int (*cond_init)(pthread_cond_t *, const pthread_condattr_t *);
+    int (*cond_destroy)(pthread_cond_t *);
+    int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+    int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+    int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
+    int (*cond_signal)(pthread_cond_t *);
+    int (*cond_broadcast)(pthread_cond_t *);
+    int (*rw_init)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
+    int (*rw_destroy)(pthread_rwlock_t *);
+    int (*rw_rdlock)(pthread_rwlock_t *);
+    int (*rw_tryrdlock)(pthread_rwlock_t *);
+    int (*rw_timedrdlock)(pthread_rwlock_t *, const struct timespec *);
+    int (*rw_clockrdlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+    int (*rw_wrlock)(pthread_rwlock_t *);
+    int (*rw_trywrlock)(pthread_rwlock_t *);
+    int (*rw_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+    int (*rw_clockwrlock)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+    int (*rw_unlock)(pthread_rwlock_t *);
+    int (*spin_init)(pthread_spinlock_t *, int);
+    int (*spin_destroy)(pthread_spinlock_t *);
+    int (*spin_lock)(pthread_spinlock_t *);
+    int (*spin_trylock)(pthread_spinlock_t *);
+    int (*spin_unlock)(pthread_spinlock_t *);
+} nlp_real_t;
+
+NL_HIDDEN extern nlp_real_t nlp_real;
+NL_HIDDEN void nlp_resolve_real(void);
+
+/* ---- configuration (config.c) ------------------------------------------- */
+enum { NLP_MODE_INPLACE = 0, NLP_MODE_EXTERNAL = 1, NLP_MODE_GLIBC = 2 };
+
+typedef struct nlp_config {
+    const nl_lock_ops_t *ops; /* the mutex lock (NUMALOCK_LOCK) */
+    void (*acquire)(void *);
+    int (*try_acquire)(void *);
+    /* ops->release, or a wrapper that skips a stray release of a free lock
+     * when the lock lacks NL_PROP_FREE_RELEASE */
+    void (*release)(void *);
+    int (*held)(const void *);
+    size_t ext_size, ext_align;
+    int mode;                    /* NLP_MODE_* */
+    int stats;                   /* NUMALOCK_STATS=1 and the profile table is mapped */
+    const nl_lock_ops_t *rw_ops; /* NUMALOCK_RWLOCK: a registered read-write lock, NULL: built-in */
+    size_t rw_size, rw_align;
+    const nl_lock_ops_t *spin_ops; /* NUMALOCK_SPIN; NULL: glibc's spin locks */
+    void (*spin_acquire)(void *);
+    int (*spin_try)(void *);
+    void (*spin_release)(void *);
+    int spin_pshared_too;        /* tests only: process-shared spin locks are not left to glibc */
+    unsigned stats_top;          /* NUMALOCK_STATS_TOP */
+} nlp_config_t;
+
+NL_HIDDEN extern nlp_config_t nlp_g;
+/* 1 once initialised with an in-place mutex lock and statistics off */
+NL_HIDDEN extern _Atomic int nlp_fast;
+NL_HIDDEN extern _Atomic int nlp_ready;
+NL_HIDDEN void nlp_init_slow(void);
+
+static inline void nlp_ensure_init(void)
+{
+    if (NL_UNLIKELY(!atomic_load_explicit(&nlp_ready, memory_order_acquire)))
+        nlp_init_slow();
+}
+
+/* The calling thread's kernel tid (cached; reset in a child after fork). */
+NL_HIDDEN extern NL_TLS pid_t nlp_tls_tid;
+NL_HIDDEN pid_t nlp_gettid(void);
+static inline int nlp_tid(void)
+{
+    pid_t t = nlp_tls_tid;
+    return NL_LIKELY(t != 0) ? t : nlp_gettid();
+}
+
+/* Writes one line to stderr with write(2) (no stdio: callable at any time). */
+NL_HIDDEN void nlp_say(const char *msg);
+
+/* ---- deadlines (timed.c) --------------------------------------------------- */
+/* Sleep while *w == val, until abs (on clk) when abs is not NULL; `shared`:
+ * a process-shared word. Returns 0, EAGAIN, EINTR or ETIMEDOUT. Untimed
+ * private waits use the library's nl_futex_wait. */
+NL_HIDDEN int nlp_futex_wait_until(_Atomic uint32_t *w, uint32_t val, const struct timespec *abs, clockid_t clk,
+                                   int shared);
+NL_HIDDEN void nlp_futex_wake_shared(_Atomic uint32_t *w, int n);
+/* now + ns on clk, but not past abs; *expired: abs has passed */
+NL_HIDDEN struct timespec nlp_until_at_most(clockid_t clk, const struct timespec *abs, long ns, int *expired);
+
+static inline int nlp_bad_time(const struct timespec *t) { return t->tv_nsec < 0 || t->tv_nsec >= 1000000000L; }
+static inline int nlp_bad_clock(clockid_t c) { return c != CLOCK_REALTIME && c != CLOCK_MONOTONIC; }
+
+/* ---- mutexes (mutex.c), used by cond.c and c11.c ------------------------- */
+typedef struct nlp_mutex {
+    union {
+        unsigned char inplace[NLP_INPLACE_BYTES];
+        _Atomic(void *) ext;
+    } u;                    /*  0: the lock, or a pointer to it      */
+    int kind;               /* 16: glibc's __kind                     */
+    _Atomic uint32_t twait; /* 20: threads sleeping in timedlock      */
+    _Atomic int owner;      /* 24: holder's tid (recursive/errorcheck) */
+    uint32_t count;         /* 28: recursion depth                    */
+    _Atomic uint32_t tseq;  /* 32: futex word for timedlock sleepers  */
+    uint32_t spare;         /* 36 */
+} nlp_mutex_t;
+
+/* kind bits that leave a mutex to glibc: robust (16), priority inheritance
+ * (32), priority protection (64), process-shared (128) */
+#define NLP_KIND_GLIBC 0xF0
+#define NLP_KIND_TYPE 3
+
+static inline int nlp_mutex_is_glibc(const nlp_mutex_t *m)
+{
+    return nlp_g.mode == NLP_MODE_GLIBC || (m->kind & NLP_KIND_GLIBC);
+}
+
+/* the replaced lock: acquire (counted with stats on), release (waking timed sleepers) */
+NL_HIDDEN void nlp_mutex_raw_acquire(nlp_mutex_t *m, void *ra);
+NL_HIDDEN void nlp_mutex_raw_release(nlp_mutex_t *m);
+/* a glibc-owned mutex, counted with stats on */
+NL_HIDDEN int nlp_mutex_glibc_lock(pthread_mutex_t *pm, void *ra);
+NL_HIDDEN int nlp_mutex_lock_slow(nlp_mutex_t *m, void *ra);
+NL_HIDDEN int nlp_mutex_unlock_slow(nlp_mutex_t *m);
+NL_HIDDEN int nlp_mutex_trylock_impl(pthread_mutex_t *pm, void *ra);
+NL_HIDDEN int nlp_mutex_clocklock_impl(pthread_mutex_t *pm, clockid_t clk, const struct timespec *abs, void *ra);
+
+/* ---- condition variables (cond.c), used by c11.c ------------------------- */
+NL_HIDDEN int nlp_cond_wait_impl(pthread_cond_t *pc, pthread_mutex_t *pm, clockid_t clk, const struct timespec *abs,
+                                 void *ra);
+
+/* ---- the lock profile (profile.c) ----------------------------------------- */
+enum { NLP_OBJ_MUTEX = 1, NLP_OBJ_RWLOCK = 2, NLP_OBJ_SPIN = 3 };
 
 /* Per-object statistics (only with NUMALOCK_STATS=1): found by hashing the
  * object's address into a table that is mapped at start-up, so no global

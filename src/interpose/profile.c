@@ -16,13 +16,13 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "interpose.h"
 #include "preload.h"
 
 #define NLP_STAT_BITS 16
@@ -166,7 +166,7 @@ static void report(void)
     row_t *rows = malloc(cap * sizeof *rows);
     if (!rows)
         return;
-    uint64_t total = 0, total_cont = 0, nmutex = 0, nrw = 0, total_reads = 0;
+    uint64_t total = 0, total_cont = 0, nmutex = 0, nrw = 0, nspin = 0, total_reads = 0;
     for (size_t i = 0; i <= NLP_STAT_SLOTS; i++) {
         nlp_stat_t *e = i < NLP_STAT_SLOTS ? &table[i] : &overflow;
         if (atomic_load_explicit(&e->key, memory_order_acquire) <= KEY_BUSY)
@@ -184,6 +184,8 @@ static void report(void)
         total_cont += r.contended;
         if (e->kind == NLP_OBJ_RWLOCK)
             nrw++;
+        else if (e->kind == NLP_OBJ_SPIN)
+            nspin++;
         else
             nmutex++;
         if (n == cap) {
@@ -202,17 +204,14 @@ static void report(void)
     size_t ncont = 0;
     while (ncont < n && rows[ncont].contended)
         ncont++;
-    unsigned top = 20;
-    const char *t = getenv(NLP_ENV_STATS_TOP);
-    if (t && atoi(t) > 0)
-        top = (unsigned)atoi(t);
+    unsigned top = nlp_g.stats_top ? nlp_g.stats_top : 20; /* NUMALOCK_STATS_TOP, checked at start-up */
 
     out_t o = { 0 };
     const nl_topology_t *topo = nl_topology_current();
     put(&o, "numalock: lock profile of pid %d (%s), lock %s, topology %s (%d node%s)\n", (int)getpid(),
         program_invocation_name, lock_name, topo->spec, topo->nnodes, topo->nnodes == 1 ? "" : "s");
-    put(&o, "numalock: %zu objects locked (%llu mutexes, %llu rwlocks), %zu contended; %llu acquisitions (%llu of them rwlock reads), %.2f%% contended\n",
-        n, (unsigned long long)nmutex, (unsigned long long)nrw, ncont, (unsigned long long)total,
+    put(&o, "numalock: %zu objects locked (%llu mutexes, %llu rwlocks, %llu spin locks), %zu contended; %llu acquisitions (%llu of them rwlock reads), %.2f%% contended\n",
+        n, (unsigned long long)nmutex, (unsigned long long)nrw, (unsigned long long)nspin, ncont, (unsigned long long)total,
         (unsigned long long)total_reads, pct(total_cont, total));
     /* the contended objects, most contended first; when none was contended,
      * the most acquired ones */
@@ -231,7 +230,7 @@ static void report(void)
                 where(r->e->caller, at, sizeof at);
             uint64_t all = r->s.acquisitions + r->s.read_acquisitions;
             put(&o, "numalock: %4zu %-16p %-6s %12llu %10llu %10llu %6.2f%% %10.3f %10llu %7.2f%%  %s\n", i + 1,
-                r->e == &overflow ? NULL : (void *)r->e->key, r->e->kind == NLP_OBJ_RWLOCK ? "rwlock" : "mutex",
+                r->e == &overflow ? NULL : (void *)r->e->key, r->e->kind == NLP_OBJ_RWLOCK ? "rwlock" : r->e->kind == NLP_OBJ_SPIN ? "spin" : "mutex",
                 (unsigned long long)r->s.acquisitions, (unsigned long long)r->s.read_acquisitions,
                 (unsigned long long)r->contended, pct(r->contended, all), (double)r->wait_ns / 1e6,
                 (unsigned long long)r->s.handovers, pct(r->s.remote_handovers, r->s.handovers), at);
@@ -247,10 +246,15 @@ static void report(void)
     const char *file = getenv(NLP_ENV_STATS_FILE);
     if (file && *file) {
         fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        if (fd < 0)
+        if (fd < 0) {
+            char msg[PATH_MAX + 256];
+            snprintf(msg, sizeof msg, "numalock preload: NUMALOCK_STATS_FILE='%s' cannot be written: %s; the lock "
+                     "profile follows on stderr\n", file, strerror(errno));
+            nlp_say(msg);
             fd = 2;
-        else
+        } else {
             close_fd = 1;
+        }
     }
     const char *p = o.buf;
     size_t left = o.len;

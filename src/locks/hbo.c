@@ -91,12 +91,15 @@ void nl_hbo_release(nl_hbo_t *l)
 static void op_acquire(void *l) { nl_hbo_acquire(l); }
 static int op_try(void *l) { return nl_hbo_try(l); }
 static void op_release(void *l) { nl_hbo_release(l); }
+/* 0 only when free (a parked waiter sets its bit only beside a holder's node) */
+static int op_held(const void *l) { return atomic_load_explicit(&((nl_hbo_t *)l)->word, memory_order_relaxed) != 0; }
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_hbo = {
     .name = "hbo",
     .description = "hierarchical backoff: short backoff behind a same-node holder, then park",
     .paper = "Radovic & Hagersten, HPCA 2003 (CNA paper sec. 2)",
     .size = sizeof(nl_hbo_t), .align = 4,
-    .props = NL_PROP_NUMA_AWARE | NL_PROP_BLOCKING | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
+    .props = NL_PROP_NUMA_AWARE | NL_PROP_BLOCKING | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK | NL_PROP_FREE_RELEASE,
     .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
+    .held = op_held,
 };

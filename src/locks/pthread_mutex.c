@@ -20,13 +20,15 @@ static void op_acquire(void *l)
 }
 static int op_try(void *l) { return pthread_mutex_trylock(l) ? EBUSY : 0; }
 static void op_release(void *l) { pthread_mutex_unlock(l); }
+static int op_held(const void *l) { return __atomic_load_n(&((const pthread_mutex_t *)l)->__data.__lock, __ATOMIC_RELAXED) != 0; }
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_pthread = {
     .name = "pthread",
     .description = "glibc pthread_mutex_t (normal type), the baseline",
     .paper = "-",
     .size = sizeof(pthread_mutex_t), .align = 8,
-    .props = NL_PROP_BLOCKING | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
+    .props = NL_PROP_BLOCKING | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK | NL_PROP_FREE_RELEASE,
     .init = op_init, .destroy = op_destroy,
     .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
+    .held = op_held,
 };

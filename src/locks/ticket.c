@@ -35,6 +35,13 @@ void nl_ticket_release(nl_ticket_t *l)
 static void op_acquire(void *l) { nl_ticket_acquire(l); }
 static int op_try(void *l) { return nl_ticket_try(l); }
 static void op_release(void *l) { nl_ticket_release(l); }
+/* held while a ticket is out that has not been served (a release of a free
+ * ticket lock would move owner past next: no NL_PROP_FREE_RELEASE) */
+static int op_held(const void *l)
+{
+    nl_ticket_t *t = (nl_ticket_t *)l;
+    return atomic_load_explicit(&t->next, memory_order_relaxed) != atomic_load_explicit(&t->owner, memory_order_relaxed);
+}
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_ticket = {
     .name = "ticket",
@@ -43,4 +50,5 @@ NL_HIDDEN const nl_lock_ops_t nl_ops_ticket = {
     .size = sizeof(nl_ticket_t), .align = 8,
     .props = NL_PROP_FAIR | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
     .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
+    .held = op_held,
 };

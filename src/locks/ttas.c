@@ -43,12 +43,14 @@ void nl_ttas_release(nl_ttas_t *l) { atomic_store_explicit(&l->word, 0, memory_o
 static void op_acquire(void *l) { nl_ttas_acquire(l); }
 static int op_try(void *l) { return nl_ttas_try(l); }
 static void op_release(void *l) { nl_ttas_release(l); }
+static int op_held(const void *l) { return atomic_load_explicit(&((nl_ttas_t *)l)->word, memory_order_relaxed) != 0; }
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_ttas = {
     .name = "ttas",
     .description = "test-and-test-and-set with exponential backoff",
     .paper = "Anderson 1990; Mellor-Crummey & Scott 1991",
     .size = sizeof(nl_ttas_t), .align = 4,
-    .props = NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
+    .props = NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK | NL_PROP_FREE_RELEASE,
     .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
+    .held = op_held,
 };

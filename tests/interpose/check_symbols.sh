@@ -19,13 +19,16 @@ for want in \
     pthread_rwlock_clockwrlock@GLIBC_2.34 pthread_rwlock_unlock@GLIBC_2.34 \
     pthread_rwlock_rdlock@GLIBC_2.2.5 pthread_rwlock_wrlock@GLIBC_2.2.5 pthread_rwlock_unlock@GLIBC_2.2.5 \
     pthread_rwlock_clockrdlock@GLIBC_2.30 pthread_rwlock_clockwrlock@GLIBC_2.30 \
+    pthread_spin_init@GLIBC_2.2.5 pthread_spin_init@GLIBC_2.34 pthread_spin_lock@GLIBC_2.2.5 \
+    pthread_spin_lock@GLIBC_2.34 pthread_spin_trylock@GLIBC_2.34 pthread_spin_unlock@GLIBC_2.34 \
+    pthread_spin_destroy@GLIBC_2.34 pthread_spin_unlock@GLIBC_2.2.5 \
     mtx_lock@GLIBC_2.28 mtx_lock@GLIBC_2.34 mtx_timedlock@GLIBC_2.34 cnd_wait@GLIBC_2.28 cnd_timedwait@GLIBC_2.34 \
     nl_lock_find@NUMALOCK_0.1; do
     echo "$syms" | grep -qx "$want" || { echo "missing export: $want"; fail=1; }
 done
 # the versions must match glibc's defaults (@@): a program built here binds to those
 for want in pthread_mutex_trylock:GLIBC_2.34 pthread_cond_wait:GLIBC_2.3.2 pthread_rwlock_rdlock:GLIBC_2.34 \
-    pthread_cond_clockwait:GLIBC_2.34 pthread_mutex_lock:GLIBC_2.2.5; do
+    pthread_cond_clockwait:GLIBC_2.34 pthread_mutex_lock:GLIBC_2.2.5 pthread_spin_lock:GLIBC_2.34; do
     n=${want%%:*}; v=${want#*:}
     objdump -T "$lib" | grep -E " $v +$n\$" | grep -vq "($v)" || { echo "$n is not exported with default version $v"; fail=1; }
 done

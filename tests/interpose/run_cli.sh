@@ -15,6 +15,23 @@ grep -q "unknown lock 'no-such-lock': valid locks are .*tas" "$tmp/err" || { ech
 grep -q "cannot replace pthread mutexes" "$tmp/err" || { echo "FAIL: message: $(cat "$tmp/err")"; fail=1; }
 "$cli" run --lock tas --topology virtual:0 -- true 2>"$tmp/err"; expect "bad topology refused" 2 $?
 grep -q "virtual:0" "$tmp/err" || { echo "FAIL: message: $(cat "$tmp/err")"; fail=1; }
+# a missing option value is named the same way by every subcommand (tools/opts.c)
+for cmd in "run --lock" "run --lock -- true" "run --spin" "run --topology" "topo --topology" "report --out" \
+    "report --suite" "bench kvmap --lock" "bench kvmap --threads" "bench kvmap --key-range"; do
+    opt=$(echo "$cmd" | awk '{print $NF == "true" ? $(NF-2) : $NF}')
+    "$cli" $cmd >"$tmp/out" 2>"$tmp/err"; st=$?
+    if [ $st -ne 2 ] || [ -s "$tmp/out" ] || [ "$(grep -vc '^walk' "$tmp/err")" -ne 1 ] || \
+        ! grep -q "^numalock [a-z]*: option '$opt' needs a value: [A-Z0-9]" "$tmp/err"; then
+        echo "FAIL: numalock $cmd: exit $st, stderr: $(cat "$tmp/err")"; fail=1
+    else
+        echo "ok   numalock $cmd: $(grep needs "$tmp/err")"
+    fi
+done
+"$cli" run --stats=yes -- true 2>"$tmp/err"; expect "value given to a flag refused" 2 $?
+grep -q "option '--stats' takes no value" "$tmp/err" || { echo "FAIL: message: $(cat "$tmp/err")"; fail=1; }
+"$cli" run --lock=tas --topology=virtual:2 -- true; expect "--opt=value form" 0 $?
+"$cli" run --spin ticket -- true 2>"$tmp/err"; expect "spin lock that does not fit refused" 2 $?
+grep -q "does not fit a pthread_spinlock_t" "$tmp/err" || { echo "FAIL: message: $(cat "$tmp/err")"; fail=1; }
 "$cli" run --lock tas -- sh -c 'exit 7'; expect "exit status returned" 7 $?
 "$cli" run --lock tas -- /nonexistent/program 2>/dev/null; expect "missing program" 127 $?
 "$cli" run --lock tas -- sh -c 'kill -TERM $$'; expect "signal status" 143 $?

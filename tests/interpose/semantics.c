@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -783,6 +784,84 @@ static void check_footprint(void)
     ok("no-per-mutex-memory");
 }
 
+/* ---- misuse that glibc tolerates (issue 17) -------------------------------
+ * A stray unlock of a free normal mutex returns 0 and the mutex keeps working
+ * (a lock whose release is not harmless on a free lock, ticket, would hang the
+ * next lock: the alarm turns that into a failure); destroying a held mutex of
+ * any type returns EBUSY and leaves it usable. */
+static pthread_mutex_t su_m;
+static long su_count;
+static void *su_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 20000; i++) {
+        CHECK(pthread_mutex_lock(&su_m) == 0);
+        long v = su_count;
+        su_count = v + 1;
+        CHECK(pthread_mutex_unlock(&su_m) == 0);
+    }
+    return NULL;
+}
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "semantics: misuse check still running after 30 s (the mutex is broken)\n";
+    if (write(2, msg, sizeof msg - 1) < 0) {}
+    _exit(1);
+}
+static void check_misuse(void)
+{
+    signal(SIGALRM, on_alarm);
+    alarm(30);
+    /* stray unlocks: static initialiser, and pthread_mutex_init(NULL) */
+    static pthread_mutex_t s = PTHREAD_MUTEX_INITIALIZER;
+    for (int k = 0; k < 3; k++)
+        EQ(pthread_mutex_unlock(&s), 0);
+    EQ(pthread_mutex_lock(&s), 0);
+    EQ((long)other(try_fn, &s), EBUSY);
+    EQ(pthread_mutex_unlock(&s), 0);
+    EQ(pthread_mutex_trylock(&s), 0);
+    EQ(pthread_mutex_unlock(&s), 0);
+    CHECK(pthread_mutex_init(&su_m, NULL) == 0);
+    EQ(pthread_mutex_unlock(&su_m), 0);
+    EQ(pthread_mutex_unlock(&su_m), 0);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        CHECK(pthread_create(&t[i], NULL, su_worker, NULL) == 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    EQ(su_count, 4 * 20000L);
+    struct timespec ts = in_ms(CLOCK_REALTIME, 10);
+    EQ(pthread_mutex_timedlock(&su_m, &ts), 0);
+    EQ(pthread_mutex_unlock(&su_m), 0);
+    /* not checked: glibc's destroy now says EBUSY (its user count went
+     * below zero at the stray unlocks), numalock's 0 */
+    pthread_mutex_destroy(&su_m);
+    ok("stray-unlock-harmless");
+
+    /* destroy while held: EBUSY for every type, held by this or another thread */
+    static const int types[] = { PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_RECURSIVE, PTHREAD_MUTEX_ERRORCHECK,
+                                 PTHREAD_MUTEX_ADAPTIVE_NP, PTHREAD_MUTEX_DEFAULT };
+    for (size_t k = 0; k < sizeof types / sizeof types[0]; k++) {
+        pthread_mutex_t m;
+        init_type(&m, types[k]);
+        EQ(pthread_mutex_lock(&m), 0);
+        EQ(pthread_mutex_destroy(&m), EBUSY);
+        EQ(pthread_mutex_unlock(&m), 0);
+        EQ(pthread_mutex_trylock(&m), 0);
+        EQ(pthread_mutex_destroy(&m), EBUSY);
+        EQ(pthread_mutex_unlock(&m), 0);
+        EQ(pthread_mutex_destroy(&m), 0);
+    }
+    static pthread_mutex_t sd = PTHREAD_MUTEX_INITIALIZER;
+    EQ(pthread_mutex_lock(&sd), 0);
+    EQ(pthread_mutex_destroy(&sd), EBUSY);
+    EQ((long)other(unlock_fn, &sd), 0); /* unlocked by another thread: free again */
+    EQ(pthread_mutex_destroy(&sd), 0);
+    alarm(0);
+    ok("destroy-held-ebusy");
+}
+
 int main(int argc, char **argv)
 {
     int expect = argc > 1 && !strcmp(argv[1], "--expect-preload");
@@ -798,6 +877,7 @@ int main(int argc, char **argv)
     check_cond();
     check_cond_cancel();
     check_barrier();
+    check_misuse();
     const char *lock = getenv("NUMALOCK_LOCK");
     if (expect && !(lock && !strcmp(lock, "pthread"))) /* "pthread" runs glibc's own */
         check_cond_recursive();

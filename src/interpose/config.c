@@ -1,0 +1,216 @@
+/*
+ * Configuration of the preload library from the environment, read once at
+ * start-up (the constructor, or the first intercepted call if that comes
+ * first), and the per-thread kernel tid.
+ *
+ * Every variable with a bad value gets one line on stderr that names it, the
+ * value and the valid forms, and the program runs on that variable's default
+ * (src/interpose/interpose.h lists the variables; docs/PRELOAD.md the
+ * table). The library itself never prints: its parsers return one sentence.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "numalock/cna.h"
+#include "preload.h"
+
+nlp_config_t nlp_g;
+_Atomic int nlp_fast;
+_Atomic int nlp_ready;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+NL_TLS pid_t nlp_tls_tid;
+
+pid_t nlp_gettid(void) { return nlp_tls_tid = (pid_t)syscall(SYS_gettid); }
+
+static void atfork_child(void) { nlp_tls_tid = 0; }
+
+void nlp_say(const char *msg)
+{
+    size_t n = strlen(msg);
+    while (n) {
+        ssize_t w = write(2, msg, n);
+        if (w <= 0)
+            return;
+        msg += w;
+        n -= (size_t)w;
+    }
+}
+
+/* "numalock preload: VAR='value' is not valid: REASON; using DEFAULT\n" */
+static void bad_env(const char *var, const char *value, const char *reason, const char *fallback)
+{
+    char msg[1200];
+    snprintf(msg, sizeof msg, "numalock preload: %s='%s' is not valid: %s; using %s\n", var, value, reason, fallback);
+    nlp_say(msg);
+}
+
+/* a boolean variable: unset or empty = dflt, "0" or "1"; anything else is
+ * reported and gives dflt */
+static int env_bool(const char *var, int dflt)
+{
+    const char *v = getenv(var);
+    if (!v || !*v)
+        return dflt;
+    if (!strcmp(v, "0") || !strcmp(v, "1"))
+        return v[0] == '1';
+    bad_env(var, v, "valid values are 0 and 1", dflt ? "1" : "0");
+    return dflt;
+}
+
+/* The release the preload calls for a lock whose release on a free lock is
+ * not harmless (no NL_PROP_FREE_RELEASE): glibc's normal mutex ignores an
+ * unlock of a free mutex, so a stray unlock must leave the lock working. */
+static void release_if_held(void *l)
+{
+    if (NL_LIKELY(nlp_g.held(l)))
+        nlp_g.ops->release(l);
+}
+
+static void spin_release_if_held(void *l)
+{
+    if (NL_LIKELY(nlp_g.spin_ops->held(l)))
+        nlp_g.spin_ops->release(l);
+}
+
+static const nl_lock_ops_t *choose_mutex_lock(void)
+{
+    char msg[1200], why[256], names[512];
+    const char *name = getenv(NLP_ENV_LOCK);
+    if (!name || !*name)
+        return nlp_default_lock();
+    const nl_lock_ops_t *ops = nl_lock_find(name);
+    if (!ops) {
+        snprintf(msg, sizeof msg,
+                 "numalock preload: NUMALOCK_LOCK '%s' is not a lock that can replace pthread mutexes "
+                 "(valid: %s); using glibc's mutexes\n",
+                 name, nlp_interposable_names(names, sizeof names));
+        nlp_say(msg);
+        return nl_lock_find(NLP_GLIBC_NAME);
+    }
+    if (nlp_interposable(ops, why, sizeof why)) {
+        snprintf(msg, sizeof msg, "numalock preload: %s (interposable: %s); using glibc's mutexes\n", why,
+                 nlp_interposable_names(names, sizeof names));
+        nlp_say(msg);
+        return nl_lock_find(NLP_GLIBC_NAME);
+    }
+    return ops;
+}
+
+static void configure_rwlock(void)
+{
+    char why[256], names[512], reason[800];
+    const char *rwname = getenv(NLP_ENV_RWLOCK);
+    if (!rwname || !*rwname || nlp_g.mode == NLP_MODE_GLIBC)
+        return;
+    const nl_lock_ops_t *rw = nl_lock_find(rwname);
+    if (!rw || nlp_rw_usable(rw, why, sizeof why)) {
+        if (!rw)
+            snprintf(why, sizeof why, "'%s' is not a registered lock", rwname);
+        snprintf(reason, sizeof reason, "%s (valid: %s)", why, nlp_rw_names(names, sizeof names));
+        bad_env(NLP_ENV_RWLOCK, rwname, reason, "the built-in read-write lock");
+        return;
+    }
+    nlp_g.rw_ops = rw;
+    nlp_g.rw_align = rw->align > NL_CACHELINE ? rw->align : NL_CACHELINE;
+    nlp_g.rw_size = (rw->size + nlp_g.rw_align - 1) / nlp_g.rw_align * nlp_g.rw_align;
+}
+
+static void configure_spin(void)
+{
+    char why[256], names[512], reason[800];
+    const nl_lock_ops_t *ops = NULL;
+    const char *name = getenv(NLP_ENV_SPIN);
+    if (name && *name) {
+        ops = nl_lock_find(name);
+        if (!ops || nlp_spin_usable(ops, why, sizeof why)) {
+            if (!ops)
+                snprintf(why, sizeof why, "'%s' is not a registered lock", name);
+            const nl_lock_ops_t *d = nlp_default_spin_lock();
+            snprintf(reason, sizeof reason, "%s (valid: %s)", why, nlp_spin_names(names, sizeof names));
+            snprintf(why, sizeof why, "%s", d ? d->name : "glibc's spin locks");
+            bad_env(NLP_ENV_SPIN, name, reason, why);
+            ops = NULL;
+            name = NULL;
+        }
+    }
+    if (!name || !*name) /* the default; glibc's when the mutexes are glibc's (--lock pthread) */
+        ops = nlp_g.mode == NLP_MODE_GLIBC ? NULL : nlp_default_spin_lock();
+    if (!ops || !strcmp(ops->name, NLP_GLIBC_NAME))
+        return; /* glibc's spin locks */
+    nlp_g.spin_ops = ops;
+    nlp_g.spin_acquire = ops->acquire;
+    nlp_g.spin_try = ops->try_acquire;
+    nlp_g.spin_release = (ops->props & NL_PROP_FREE_RELEASE) ? ops->release : spin_release_if_held;
+}
+
+static void configure_stats(const char *lock_name)
+{
+    unsigned top = 20;
+    const char *t = getenv(NLP_ENV_STATS_TOP);
+    if (t && *t) {
+        char *end;
+        errno = 0;
+        long v = strtol(t, &end, 10);
+        if (errno || end == t || *end || v < 1 || v > 1000000)
+            bad_env(NLP_ENV_STATS_TOP, t, "expected a number of rows from 1 to 1000000", "20");
+        else
+            top = (unsigned)v;
+    }
+    nlp_g.stats_top = top;
+    if (env_bool(NLP_ENV_STATS, 0))
+        nlp_g.stats = nlp_profile_init(lock_name) == 0;
+}
+
+static void do_init(void)
+{
+    char msg[1200], err[512];
+    nlp_resolve_real();
+    const nl_lock_ops_t *ops = choose_mutex_lock();
+    nl_topology_current();
+    if (nl_topology_env_error()) {
+        snprintf(msg, sizeof msg, "numalock preload: NUMALOCK_TOPOLOGY: %s; using auto\n", nl_topology_env_error());
+        nlp_say(msg);
+    }
+    const char *w = getenv(NLP_ENV_WAIT);
+    if (w && *w && nl_wait_set_policy(w, err, sizeof err))
+        bad_env(NLP_ENV_WAIT, w, err, "the default waiting policy");
+    const char *f = getenv(NLP_ENV_CNA_FAIRNESS);
+    if (f && *f && nl_cna_set_fairness(f, err, sizeof err))
+        bad_env(NLP_ENV_CNA_FAIRNESS, f, err, "the default, time:1ms");
+    int external = env_bool("NUMALOCK_PRELOAD_EXTERNAL", 0); /* tests: force out-of-place storage */
+    /* tests: call the lock's release even on a free lock (the deliberately
+     * broken variant the stray-unlock test must catch) */
+    int trust_release = env_bool("NUMALOCK_PRELOAD_TRUST_RELEASE", 0);
+    nlp_g.ops = ops;
+    if (!ops || !strcmp(ops->name, NLP_GLIBC_NAME)) {
+        nlp_g.mode = NLP_MODE_GLIBC;
+    } else {
+        nlp_g.acquire = ops->acquire;
+        nlp_g.try_acquire = ops->try_acquire;
+        nlp_g.held = ops->held;
+        nlp_g.release = (ops->props & NL_PROP_FREE_RELEASE) || trust_release ? ops->release : release_if_held;
+        if ((ops->props & NL_PROP_ZERO_INIT) && ops->size <= NLP_INPLACE_BYTES && ops->align <= 8 && !external) {
+            nlp_g.mode = NLP_MODE_INPLACE;
+        } else {
+            nlp_g.mode = NLP_MODE_EXTERNAL;
+            nlp_g.ext_align = ops->align > NL_CACHELINE ? ops->align : NL_CACHELINE;
+            nlp_g.ext_size = (ops->size + nlp_g.ext_align - 1) / nlp_g.ext_align * nlp_g.ext_align;
+        }
+    }
+    configure_rwlock();
+    configure_spin();
+    /* tests: the broken variant the process-shared spin test must catch */
+    nlp_g.spin_pshared_too = env_bool("NUMALOCK_PRELOAD_SPIN_PSHARED", 0);
+    configure_stats(ops ? ops->name : NLP_GLIBC_NAME);
+    pthread_atfork(NULL, NULL, atfork_child);
+    atomic_store(&nlp_ready, 1);
+    atomic_store(&nlp_fast, nlp_g.mode == NLP_MODE_INPLACE && !nlp_g.stats);
+}
+
+void nlp_init_slow(void) { pthread_once(&init_once, do_init); }
+
+__attribute__((constructor)) static void nlp_ctor(void) { nlp_ensure_init(); }

@@ -1,0 +1,180 @@
+/*
+ * futex-rwlock: the read-write lock of the preload library's pthread_rwlock_t,
+ * in one word that is also the futex word (see futex_rwlock.h).
+ *
+ * Word: writer bit, sleeper bit, an 8-bit count of waiting writers (kept only
+ * when writers are preferred), a 22-bit reader count.
+ *  - Readers enter while no writer holds the lock (and, when writers are
+ *    preferred, none waits); writers enter when there is neither a writer nor
+ *    a reader. Reader-preferring by default, as glibc's default kind: a
+ *    continuous stream of readers can starve a writer, and a reader may
+ *    re-enter while a writer waits (programs rely on recursive read locks).
+ *  - A waiter spins, yields a little, then sets the sleeper bit and sleeps on
+ *    the word. The releasing atomic step (last reader out, or the writer out)
+ *    clears the bit and only then wakes every sleeper, so nothing of the lock
+ *    is written after its release (POSIX lets the next holder free it).
+ *  - A preferred writer counts itself among the waiting writers before it
+ *    waits and leaves the count in the same atomic step that takes the lock;
+ *    one that gives up (timeout) leaves the count and wakes the readers it
+ *    held back.
+ * Any thread may release (a counter, no owner), so it is ANY_UNLOCK.
+ */
+#include <errno.h>
+#include <limits.h>
+#include "futex_rwlock.h"
+
+int nl_frw_try(nl_frw_t *l, int write, int prefer_writers)
+{
+    uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
+    for (;;) {
+        uint32_t n;
+        if (write) {
+            if (s & (FRW_WRITER | FRW_READERS))
+                return EBUSY;
+            n = s | FRW_WRITER;
+        } else {
+            if ((s & FRW_WRITER) || ((s & FRW_WWAIT) && prefer_writers))
+                return EBUSY;
+            if ((s & FRW_READERS) == FRW_READERS)
+                return EAGAIN;
+            n = s + 1;
+        }
+        if (atomic_compare_exchange_weak_explicit(&l->state, &s, n, memory_order_acquire, memory_order_relaxed))
+            return 0;
+    }
+}
+
+/* as nl_frw_try; `registered`: the caller is counted among the waiting
+ * writers, and taking the lock takes it out of the count in the same step */
+static inline int try_reg(nl_frw_t *l, int write, int prefer_writers, int registered)
+{
+    if (!registered)
+        return nl_frw_try(l, write, prefer_writers);
+    uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
+    for (;;) {
+        if (s & (FRW_WRITER | FRW_READERS))
+            return EBUSY;
+        if (atomic_compare_exchange_weak_explicit(&l->state, &s, (s | FRW_WRITER) - FRW_WWAIT_ONE,
+                                                  memory_order_acquire, memory_order_relaxed))
+            return 0;
+    }
+}
+
+/* a counted writer leaves without the lock: readers it held back may go */
+static void unregister(nl_frw_t *l)
+{
+    uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&l->state, &s, (s - FRW_WWAIT_ONE) & ~FRW_SLEEPERS,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        ;
+    if (s & FRW_SLEEPERS)
+        nl_futex_wake(&l->state, INT_MAX);
+}
+
+static int sleep_untimed(_Atomic uint32_t *word, uint32_t val, void *ctx)
+{
+    (void)ctx;
+    nl_futex_wait(word, val);
+    return 0;
+}
+
+int nl_frw_wait(nl_frw_t *l, int write, int prefer_writers, nl_frw_sleep_fn sleep, void *ctx)
+{
+    int rc, reg = 0;
+    if (!sleep)
+        sleep = sleep_untimed;
+    if (write && prefer_writers) { /* count this writer: new readers hold back */
+        uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
+        while ((s & FRW_WWAIT) != FRW_WWAIT) {
+            if (atomic_compare_exchange_weak_explicit(&l->state, &s, s + FRW_WWAIT_ONE, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                reg = 1;
+                break;
+            }
+        }
+    }
+    for (int i = 0; i < 128; i++) {
+        if ((rc = try_reg(l, write, prefer_writers, reg)) != EBUSY)
+            return rc;
+        if (i < 120)
+            nl_cpu_relax();
+        else
+            sched_yield();
+    }
+    for (;;) {
+        if ((rc = try_reg(l, write, prefer_writers, reg)) != EBUSY)
+            return rc;
+        uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
+        int busy = write ? (s & (FRW_WRITER | FRW_READERS)) != 0
+                         : (s & FRW_WRITER) || ((s & FRW_WWAIT) && prefer_writers);
+        if (!busy)
+            continue;
+        if (!(s & FRW_SLEEPERS) &&
+            !atomic_compare_exchange_strong_explicit(&l->state, &s, s | FRW_SLEEPERS, memory_order_relaxed,
+                                                     memory_order_relaxed))
+            continue;
+        if (sleep(&l->state, s | FRW_SLEEPERS, ctx) == ETIMEDOUT) {
+            if (try_reg(l, write, prefer_writers, reg) == 0)
+                return 0;
+            if (reg)
+                unregister(l);
+            return ETIMEDOUT;
+        }
+    }
+}
+
+void nl_frw_write_unlock(nl_frw_t *l)
+{
+    /* clear the writer and sleeper bits in one step; keep waiting writers */
+    uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&l->state, &s, s & FRW_WWAIT, memory_order_release,
+                                                  memory_order_relaxed))
+        ;
+    if (s & FRW_SLEEPERS)
+        nl_futex_wake(&l->state, INT_MAX);
+}
+
+int nl_frw_read_unlock(nl_frw_t *l)
+{
+    uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
+    for (;;) {
+        if ((s & FRW_WRITER) || !(s & FRW_READERS))
+            return EPERM;
+        /* the last reader out clears the sleeper bit; others leave it to it */
+        uint32_t n = (s & FRW_READERS) == 1 ? (s & FRW_WWAIT) : s - 1;
+        if (atomic_compare_exchange_weak_explicit(&l->state, &s, n, memory_order_release, memory_order_relaxed))
+            break;
+    }
+    if ((s & FRW_READERS) == 1 && (s & FRW_SLEEPERS))
+        nl_futex_wake(&l->state, INT_MAX);
+    return 0;
+}
+
+/* ---- registry entry: the reader-preferring form, untimed ---------------- */
+static void op_acquire(void *l)
+{
+    if (nl_frw_try(l, 1, 0))
+        nl_frw_wait(l, 1, 0, NULL, NULL);
+}
+static int op_try(void *l) { return nl_frw_try(l, 1, 0) ? EBUSY : 0; }
+static void op_release(void *l) { nl_frw_write_unlock(l); }
+static void op_read_acquire(void *l)
+{
+    /* EAGAIN (2^22 - 1 readers inside) cannot happen with NL_MAX_THREADS threads */
+    if (nl_frw_try(l, 0, 0))
+        nl_frw_wait(l, 0, 0, NULL, NULL);
+}
+static int op_read_try(void *l) { return nl_frw_try(l, 0, 0) ? EBUSY : 0; }
+static void op_read_release(void *l) { nl_frw_read_unlock(l); }
+static int op_held(const void *l) { return nl_frw_held(l); }
+
+NL_HIDDEN const nl_lock_ops_t nl_ops_futex_rwlock = {
+    .name = "futex-rwlock",
+    .description = "reader-preferring read-write lock in one futex word (the preload's pthread rwlock)",
+    .paper = "- (futex rwlock in the style of glibc's default kind)",
+    .size = sizeof(nl_frw_t), .align = 4,
+    .props = NL_PROP_BLOCKING | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK | NL_PROP_RW | NL_PROP_FREE_RELEASE,
+    .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
+    .read_acquire = op_read_acquire, .read_try_acquire = op_read_try, .read_release = op_read_release,
+    .held = op_held,
+};
