@@ -35,4 +35,12 @@ extern _Atomic uint32_t nl_qs_max_nodes;
 /* tail: (thread slot + 1) in bits 18-31, the slot's node index in bits 16-17 */
 #define NL_TEST_QS_TAIL(slot, idx) (((uint32_t)(slot) + 1u) << 18 | (uint32_t)(idx) << 16)
 
+/* The waiting design (src/wait/wait.h), for tests/test_wait.c: the target
+ * defines NL_TEST_WAIT and gets src/ as a PRIVATE include directory. */
+#ifdef NL_TEST_WAIT
+#include "wait/wait.h"
+static inline uint64_t nl_test_self_parks(void) { return nl_self()->wc.parks; }
+static inline uint64_t nl_test_self_gate_waits(void) { return nl_self()->wc.gate_parks; }
+#endif
+
 #endif
