@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include "numalock/numalock.h"
 #include "numalock/topology.h"
-#include "interpose/interpose.h"
+#include "numalock/interpose.h"
 #include "numalock_cli.h"
 #include "opts.h"
 #include "paths.h"

@@ -5,7 +5,7 @@
  *
  * Every variable with a bad value gets one line on stderr that names it, the
  * value and the valid forms, and the program runs on that variable's default
- * (src/interpose/interpose.h lists the variables; docs/PRELOAD.md the
+ * (include/numalock/interpose.h lists the variables; docs/PRELOAD.md the
  * table). The library itself never prints: its parsers return one sentence.
  */
 #include <errno.h>

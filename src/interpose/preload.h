@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "../core/internal.h"
-#include "interpose.h"
+#include "numalock/interpose.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -1,7 +1,7 @@
 /*
  * POSIX spin locks (pthread_spinlock_t, 4 bytes) on a numalock lock that fits
  * them in place: NUMALOCK_SPIN, by default the first usable of
- * NLP_DEFAULT_SPIN_CHOICES (src/interpose/interpose.h; docs/PRELOAD.md
+ * NLP_DEFAULT_SPIN_CHOICES (include/numalock/interpose.h; docs/PRELOAD.md
  * has the measurement). Zero is unlocked, as glibc's.
  *
  * Process-shared spin locks stay glibc's: the 4 bytes have no room for a

@@ -1,14 +1,15 @@
 /*
- * Shared between the preload library (src/interpose/preload.c) and
- * `numalock run` (tools/run.c): which registered locks can stand in for a
- * pthread mutex, and the environment variables they agree on.
+ * The contract of libnumalock-preload.so, shared by the preload library
+ * (src/interpose), `numalock run` (tools/run.c) and programs that set the
+ * environment themselves: the environment variables it reads, and which
+ * registered locks can stand in for a pthread mutex, spin lock or rwlock.
  */
 #ifndef NL_INTERPOSE_H
 #define NL_INTERPOSE_H
 
 #include <stdio.h>
 #include <string.h>
-#include "numalock/numalock.h"
+#include "numalock.h"
 
 #define NLP_ENV_LOCK "NUMALOCK_LOCK"             /* mutex algorithm (default below) */
 #define NLP_ENV_RWLOCK "NUMALOCK_RWLOCK"         /* rwlock algorithm (default: built-in) */
