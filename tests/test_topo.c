@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "numalock/topology.h"
-#include "../src/topology/measure.h"
+#include "numalock/measure.h"
 
 static int failures;
 #define CHECK(cond, ...)                                                    \

@@ -15,7 +15,7 @@
 #include "numalock/numalock.h"
 #include "numalock/topology.h"
 #include "../bench/bench.h"
-#include "../src/topology/measure.h"
+#include "numalock/measure.h"
 #include "numalock_cli.h"
 
 #define PROG "numalock topo --measure"

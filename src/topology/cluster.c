@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "measure.h"
+#include "numalock/measure.h"
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "measure.h"
+#include "numalock/measure.h"
 
 #define STOP_VALUE UINT64_MAX /* odd: seen by the responder, which then leaves */
 #define CALIBRATE_TRIPS 32

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "node.h"
-#include "measure.h"
+#include "numalock/measure.h"
 
 #define NL_NODE_REFRESH 1024u /* node lookups served from cache between refreshes */
 

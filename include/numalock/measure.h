@@ -3,14 +3,15 @@
  * every CPU pair (measured.c), CPUs clustered by latency (cluster.c), and the
  * stored measurement behind `--topology measured`.
  *
- * Internal to the library and the command (not part of the public headers):
- * the symbols are nl_-prefixed and hidden in the shared library.
+ * Public (issue 12: the command uses public headers only): `numalock topo
+ * --measure` and `--topology measured` are built on it, and a program can
+ * measure and cluster its own CPU set the same way.
  */
 #ifndef NL_TOPOLOGY_MEASURE_H
 #define NL_TOPOLOGY_MEASURE_H
 
 #include <stddef.h>
-#include "numalock/topology.h"
+#include "topology.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,15 +41,15 @@ typedef struct nl_clusters {
  * agglomeration; of the partitions into 2..n/2 clusters of at least 2 CPUs,
  * the one with the largest clarity is kept if clarity >= min_clarity, else one
  * cluster. Deterministic (ties go to the lowest indices). 0, or EINVAL. */
-int nl_cluster_latency(const double *ns, int n, double min_clarity, nl_clusters_t *out);
+NL_API int nl_cluster_latency(const double *ns, int n, double min_clarity, nl_clusters_t *out);
 
 /* The `cpus:` spec of a clustering of the given CPU ids ("cpus:0-7/8-15"):
  * clusters in the order of their lowest CPU, compact ranges. Returns the
  * length it needed (as snprintf). */
-size_t nl_cluster_spec(const nl_clusters_t *c, const int *cpus, char *buf, size_t len);
+NL_API size_t nl_cluster_spec(const nl_clusters_t *c, const int *cpus, char *buf, size_t len);
 
 /* A compact CPU list ("0-3,8") of the CPU ids with mark[i] set, in order. */
-size_t nl_cpulist_format(const int *cpus, const unsigned char *mark, int n, char *buf, size_t len);
+NL_API size_t nl_cpulist_format(const int *cpus, const unsigned char *mark, int n, char *buf, size_t len);
 
 /* ---- measurement (measured.c) -------------------------------------------- */
 typedef struct nl_c2c_opts {
@@ -75,26 +76,26 @@ typedef struct nl_c2c {
 } nl_c2c_t;
 
 /* Measure every pair of the CPU set. 0, or an errno with one sentence in err. */
-int nl_c2c_measure(const nl_c2c_opts_t *o, nl_c2c_t *out, char *err, size_t errlen);
-void nl_c2c_free(nl_c2c_t *m);
+NL_API int nl_c2c_measure(const nl_c2c_opts_t *o, nl_c2c_t *out, char *err, size_t errlen);
+NL_API void nl_c2c_free(nl_c2c_t *m);
 
 /* The CPUs this process may run on, increasing; returns the count (>= 1). */
-int nl_affinity_cpus(int *cpus, int max);
+NL_API int nl_affinity_cpus(int *cpus, int max);
 
 /* ---- the stored measurement ---------------------------------------------- */
 /* Path of the stored measurement: $NUMALOCK_TOPOLOGY_FILE, else
  * $XDG_CACHE_HOME/numalock/measured-topology, else ~/.cache/numalock/..., else
  * /tmp/numalock-measured-topology-UID. */
-const char *nl_measured_path(char *buf, size_t len);
+NL_API const char *nl_measured_path(char *buf, size_t len);
 /* Write a measurement and its clustering (text; atomically replaced). 0 or errno. */
-int nl_measured_store(const char *path, const nl_c2c_t *m, const nl_clusters_t *c, char *err, size_t errlen);
+NL_API int nl_measured_store(const char *path, const nl_c2c_t *m, const nl_clusters_t *c, char *err, size_t errlen);
 /* Read the stored spec if its CPU set equals cpus[0..n-1]: 0; ENOENT when
  * absent, ESTALE when measured on another CPU set, EINVAL when unreadable. */
-int nl_measured_load(const char *path, const int *cpus, int n, char *spec, size_t speclen);
+NL_API int nl_measured_load(const char *path, const int *cpus, int n, char *spec, size_t speclen);
 /* `--topology measured`: the stored spec for this CPU set, measuring (and
  * storing) first when there is none. Fills *out like nl_topology_parse with
  * spec "measured". 0 or errno with err set. */
-int nl_topology_parse_measured(nl_topology_t *out, char *err, size_t errlen);
+NL_API int nl_topology_parse_measured(nl_topology_t *out, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }
