@@ -1,14 +1,18 @@
 /*
  * The one door from tests/ into the library's internals. A test that needs
  * more than the public headers includes this file; no test includes a src/
- * header or declares a hidden symbol of its own. src/ is not on any test's
- * include path: the declarations below are checked against the library at
- * link time (the tests link numalock_static, where hidden symbols resolve)
- * and the qspinlock word layout by test_cna's word-level cases.
+ * header or declares a hidden symbol of its own.
  *
- * When src/ gets a private header that declares one of these (say the
- * qspinlock word layout), include it here (the test's target gets
- * ${CMAKE_SOURCE_DIR}/src as a PRIVATE include directory) and drop the copy.
+ * Always available (no src/ include path needed): declarations checked
+ * against the library at link time (the tests link numalock_static, where
+ * hidden symbols resolve), and the qspinlock word layout, checked by
+ * test_cna's word-level cases.
+ * By section: a test that needs a src/ header defines the section's macro
+ * (NL_TEST_WAIT, NL_SANL_BROKEN_DROP) and its target gets
+ * ${CMAKE_SOURCE_DIR}/src as a PRIVATE include directory.
+ *
+ * When src/ gets a private header that declares one of the copies below
+ * (say the qspinlock word layout), include it here and drop the copy.
  */
 #ifndef NL_TEST_INTERNAL_H
 #define NL_TEST_INTERNAL_H
@@ -41,6 +45,13 @@ extern _Atomic uint32_t nl_qs_max_nodes;
 #include "wait/wait.h"
 static inline uint64_t nl_test_self_parks(void) { return nl_self()->wc.parks; }
 static inline uint64_t nl_test_self_gate_waits(void) { return nl_self()->wc.gate_parks; }
+#endif
+
+/* SANL's implementation (src/locks/sanl_impl.h), for test_delegation_broken,
+ * which compiles the algorithm into the test with a deliberate bug
+ * (NL_SANL_BROKEN_DROP); that target gets src/ as a PRIVATE include directory. */
+#ifdef NL_SANL_BROKEN_DROP
+#include "locks/sanl_impl.h"
 #endif
 
 #endif
