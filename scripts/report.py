@@ -32,6 +32,7 @@ PROG = "report.py"
 THROUGHPUT_WORKLOADS = ("kvmap", "rwhash", "contention", "delegation")
 LATENCY_WORKLOAD = "latency"
 FOOTPRINT_WORKLOAD = "footprint"
+C2C_WORKLOAD = "c2c"  # `numalock topo --measure --json`: one latency matrix per record
 WORKLOAD_ORDER = THROUGHPUT_WORKLOADS + (LATENCY_WORKLOAD, FOOTPRINT_WORKLOAD)
 
 # Numeric fields that, when present and not null, must be numbers.
@@ -645,6 +646,75 @@ def section_footprint(grp: Group, directory: Path, written: list[Path]) -> list[
     return lines
 
 
+def plot_c2c(rec: dict[str, Any], path: Path) -> None:
+    """Heat map of a core-to-core latency matrix (`numalock topo --measure --json`)."""
+    plt = _pyplot()
+    cpus = rec["cpus"]
+    n = len(cpus)
+    grid = [[float("nan") if v is None else float(v) for v in row] for row in rec["matrix_ns"]]
+    side = min(12.0, max(5.0, 0.45 * n + 2.5))
+    fig, ax = plt.subplots(figsize=(side + 1.5, side), dpi=FIG_DPI)
+    ax.grid(False)
+    image = ax.imshow(grid, cmap="viridis", interpolation="nearest")
+    fig.colorbar(image, ax=ax, label="one-way latency (ns)")
+    step = max(1, n // 32)
+    ticks = list(range(0, n, step))
+    ax.set_xticks(ticks)
+    ax.set_yticks(ticks)
+    ax.set_xticklabels([str(cpus[i]) for i in ticks], rotation=90 if n > 16 else 0)
+    ax.set_yticklabels([str(cpus[i]) for i in ticks])
+    ax.set_xlabel("CPU")
+    ax.set_ylabel("CPU")
+    if n <= 16:
+        finite = [v for row in grid for v in row if math.isfinite(v)]
+        mid = (min(finite) + max(finite)) / 2 if finite else 0
+        for i in range(n):
+            for j in range(n):
+                if math.isfinite(grid[i][j]):
+                    ax.text(j, i, f"{grid[i][j]:.0f}", ha="center", va="center", fontsize=8,
+                            color="white" if grid[i][j] < mid else "black")
+    labels = rec.get("labels")
+    if isinstance(labels, list) and len(labels) == n and len(set(labels)) > 1:
+        for i in range(1, n):  # cluster boundaries where neighbouring CPUs change cluster
+            if labels[i] != labels[i - 1]:
+                ax.axhline(i - 0.5, color="red", linewidth=1)
+                ax.axvline(i - 0.5, color="red", linewidth=1)
+    if rec.get("method") == "file":
+        ax.set_title("Core-to-core latency (a saved matrix)")
+    else:
+        ax.set_title(f"Core-to-core latency ({rec.get('method', '?')}, best of {rec.get('rounds', '?')} rounds)")
+    save_figure(fig, path)
+
+
+def section_c2c(grp: Group, directory: Path, written: list[Path]) -> list[str]:
+    lines = ["## Core-to-core latency", "",
+             "One-way latency between every CPU pair (two threads pinned to the pair bounce one cache "
+             "line; best of several rounds), from `numalock topo --measure --json`, and the clusters "
+             "it implies.", ""]
+    for index, rec in enumerate(grp.records):
+        cpus, matrix = rec.get("cpus"), rec.get("matrix_ns")
+        if not (isinstance(cpus, list) and isinstance(matrix, list) and len(matrix) == len(cpus)
+                and all(isinstance(r, list) and len(r) == len(cpus) for r in matrix)):
+            raise ReportError(f"{rec['_file']} has a c2c record without a square \"matrix_ns\" "
+                              f"over its \"cpus\".")
+        path = directory / f"c2c_{slug(Path(rec['_file']).stem)}_{index}.png"
+        plot_c2c(rec, path)
+        written.append(path)
+        _image(lines, f"Core-to-core latency heat map ({len(cpus)} CPUs)", path.name)
+        lines += md_table(["what", "value"], [
+            ["verdict", md_cell(rec.get("verdict", DASH))],
+            ["spec", f"`{rec.get('spec', DASH)}`"],
+            ["median within / between clusters (ns)",
+             f"{fmt_float(rec.get('within_ns'), 0)} / {fmt_float(rec.get('between_ns'), 0)}"],
+            ["clarity (between / within)", fmt_ratio(rec.get("clarity"))],
+            ["method, rounds", "a saved matrix (--matrix)" if rec.get("method") == "file"
+             else f"{rec.get('method', DASH)}, best of {fmt_generic(rec.get('rounds'))}"],
+            ["file", rec["_file"]],
+        ])
+        lines.append("")
+    return lines
+
+
 def section_generic(grp: Group) -> list[str]:
     lines = [f"## {grp.workload} \u2014 topology `{grp.topology}`", "",
              "A workload this report has no plots for; all fields as recorded.", ""]
@@ -748,6 +818,8 @@ def build_report(directory: Path, title: str) -> tuple[Path, list[Path]]:
             lines += section_latency(grp, directory, written)
         elif grp.workload == FOOTPRINT_WORKLOAD:
             lines += section_footprint(grp, directory, written)
+        elif grp.workload == C2C_WORKLOAD:
+            lines += section_c2c(grp, directory, written)
         else:
             lines += section_generic(grp)
     java_md = directory / "java" / "java.md"

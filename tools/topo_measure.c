@@ -207,12 +207,13 @@ static int write_json(const char *path, const char *command, const nl_c2c_t *m, 
         fprintf(f, "%s%d", i ? ", " : "", c->label[i]);
     fprintf(f, "], \"spec\": ");
     json_str(f, spec);
+    int part = c->candidate_k > 1; /* else no partition was possible: no figures */
     fprintf(f, ", \"clarity\": ");
-    json_num(f, c->clarity);
+    json_num(f, part ? c->clarity : NAN);
     fprintf(f, ", \"within_ns\": ");
-    json_num(f, c->within_ns);
+    json_num(f, part ? c->within_ns : NAN);
     fprintf(f, ", \"between_ns\": ");
-    json_num(f, c->between_ns);
+    json_num(f, part ? c->between_ns : NAN);
     fprintf(f, ", \"verdict\": ");
     json_str(f, verdict);
     fprintf(f, "}\n  ]\n}\n");

@@ -6,6 +6,8 @@
  *   virtual:N                N virtual nodes (1..NL_MAX_NODES); threads are assigned
  *                            round-robin in the order they first ask for their node
  *   cpus:0-7,16-23/8-15,...  explicit CPU lists, one per node, separated by '/'
+ *   measured                 the CPU clusters found by core-to-core latency (`numalock topo
+ *                            --measure`; stored, measured again when the CPU set differs)
  * Chosen by nl_topology_set(), `--topology` on the command line, or NUMALOCK_TOPOLOGY.
  */
 #ifndef NUMALOCK_TOPOLOGY_H
