@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench.h"
-#include "../tools/opts.h"
+#include "opts.h"
 
 static const bench_workload_t *const workloads[] = {
     &bench_kvmap,

@@ -16,7 +16,7 @@
 #include "numalock/topology.h"
 #include "../bench/bench.h"
 #include "numalock_cli.h"
-#include "opts.h"
+#include "../bench/opts.h"
 
 static int nl_cli_opts(const nl_opt_t *opts, int argc, char **argv, const char *prog);
 #include "paths.h"

@@ -21,7 +21,7 @@
 #include "numalock/topology.h"
 #include "numalock/interpose.h"
 #include "numalock_cli.h"
-#include "opts.h"
+#include "../bench/opts.h"
 #include "paths.h"
 
 #define PRELOAD_NAME "libnumalock-preload.so"

@@ -1,4 +1,6 @@
 /*
+ * (In bench/, the command's lowest layer: tools/ includes bench/, bench/
+ * includes nothing of tools/.)
  * The numalock command's one option parser: every subcommand (and bench's
  * workload options) declares its options in a table, so a missing value, an
  * unknown option or a value given to a flag is named the same way
