@@ -184,7 +184,7 @@ static void test_stats(void)
 
     /* contended = the lock's slow path ran: never when alone; seen when a
      * second thread arrives while the lock is held (within 50 rounds) */
-    const char *names[] = { "mcs", "cna", "qspinlock-cna", "cst-mutex", "ticket", "tas", "hbo", "pthread" };
+    const char *names[] = { "mcs", "cna", "qspinlock-cna", "cst-mutex", "ticket", "tas", "ttas", "hbo" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         slock = nl_lock_create(names[i], &attr);
         CHECK(slock != NULL, "create %s", names[i]);

@@ -33,12 +33,39 @@ extern "C" {
 typedef struct { NL_ATOMIC(uint32_t) val; } nl_qspinlock_t;
 #define NL_QSPINLOCK_INIT { 0 }
 
-NL_API void nl_qspin_lock(nl_qspinlock_t *l);
+/* Inline fast paths (NL_INLINE): lock = one CAS of a zero word, unlock = one
+ * store of zero into the locked byte, from any thread; the slow paths (val =
+ * the word the CAS found) are in the library. */
+NL_API void nl_qspin_lock_slow(nl_qspinlock_t *l, uint32_t val);
+NL_API void nl_qspin_cna_lock_slow(nl_qspinlock_t *l, uint32_t val);
+NL_INLINE void nl_qspin_lock(nl_qspinlock_t *l)
+{
+    uint32_t val = 0;
+    if (__builtin_expect(__atomic_compare_exchange_n(&l->val, &val, 1u, 0, __ATOMIC_ACQUIRE,
+                                                     __ATOMIC_RELAXED), 1))
+        return;
+    nl_qspin_lock_slow(l, val);
+}
+NL_INLINE void nl_qspin_cna_lock(nl_qspinlock_t *l)
+{
+    uint32_t val = 0;
+    if (__builtin_expect(__atomic_compare_exchange_n(&l->val, &val, 1u, 0, __ATOMIC_ACQUIRE,
+                                                     __ATOMIC_RELAXED), 1))
+        return;
+    nl_qspin_cna_lock_slow(l, val);
+}
+NL_INLINE void nl_qspin_unlock(nl_qspinlock_t *l)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* one store into the locked byte (the other bytes move under CAS) */
+    __atomic_store_n((unsigned char *)&l->val, (unsigned char)0, __ATOMIC_RELEASE);
+#else
+    __atomic_fetch_and(&l->val, ~0xffu, __ATOMIC_RELEASE);
+#endif
+}
+NL_INLINE void nl_qspin_cna_unlock(nl_qspinlock_t *l) { nl_qspin_unlock(l); }
 NL_API int  nl_qspin_trylock(nl_qspinlock_t *l);     /* 0 or EBUSY */
-NL_API void nl_qspin_unlock(nl_qspinlock_t *l);
-NL_API void nl_qspin_cna_lock(nl_qspinlock_t *l);
 NL_API int  nl_qspin_cna_trylock(nl_qspinlock_t *l); /* 0 or EBUSY */
-NL_API void nl_qspin_cna_unlock(nl_qspinlock_t *l);
 /* true when the locked byte is set (a snapshot) */
 NL_API bool nl_qspin_is_locked(const nl_qspinlock_t *l);
 
@@ -58,16 +85,49 @@ typedef struct { NL_ATOMIC(nl_cna_node_t *) tail; } nl_cna_t;
 #define NL_CNA_INIT { 0 }
 
 /* paper form: the caller keeps `me` (any thread-private memory) until unlock */
-NL_API void nl_cna_lock(nl_cna_t *l, nl_cna_node_t *me);
+/* Inline fast paths (NL_INLINE): lock = one CAS of an empty tail (numa and
+ * since stay unset while spin is 0: the unlock ignores them), unlock = one
+ * CAS of the tail back to empty when neither queue has a waiter. */
+NL_API void nl_cna_lock_slow(nl_cna_t *l, nl_cna_node_t *me);
+NL_API void nl_cna_unlock_slow(nl_cna_t *l, nl_cna_node_t *me);
+NL_API void nl_cna_opt_unlock_slow(nl_cna_t *l, nl_cna_node_t *me);
+NL_INLINE void nl_cna_lock(nl_cna_t *l, nl_cna_node_t *me)
+{
+    nl_cna_node_t *empty = NULL;
+    __atomic_store_n(&me->next, (nl_cna_node_t *)NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&me->spin, (uint64_t)0, __ATOMIC_RELAXED);
+    if (__builtin_expect(__atomic_compare_exchange_n(&l->tail, &empty, me, 0, __ATOMIC_ACQUIRE,
+                                                     __ATOMIC_RELAXED), 1))
+        return;
+    nl_cna_lock_slow(l, me);
+}
+/* both queues empty: spin holds 0 or 1 (not a secondary-queue head) */
+#define NL_CNA_UNLOCK_FAST(l, me)                                                             \
+    (!__atomic_load_n(&(me)->next, __ATOMIC_ACQUIRE) &&                                       \
+     __atomic_load_n(&(me)->spin, __ATOMIC_RELAXED) <= 1 &&                                   \
+     __atomic_compare_exchange_n(&(l)->tail, &(me), (nl_cna_node_t *)NULL, 0, __ATOMIC_RELEASE, \
+                                 __ATOMIC_RELAXED))
+NL_INLINE void nl_cna_unlock(nl_cna_t *l, nl_cna_node_t *me)
+{
+    nl_cna_node_t *mine = me;
+    if (__builtin_expect(NL_CNA_UNLOCK_FAST(l, mine), 1))
+        return;
+    nl_cna_unlock_slow(l, me);
+}
+NL_INLINE void nl_cna_opt_unlock(nl_cna_t *l, nl_cna_node_t *me)
+{
+    nl_cna_node_t *mine = me;
+    if (__builtin_expect(NL_CNA_UNLOCK_FAST(l, mine), 1))
+        return;
+    nl_cna_opt_unlock_slow(l, me);
+}
 NL_API int  nl_cna_trylock(nl_cna_t *l, nl_cna_node_t *me);
-NL_API void nl_cna_unlock(nl_cna_t *l, nl_cna_node_t *me);
 /* node-free form */
 NL_API void nl_cna_acquire(nl_cna_t *l);
 NL_API int  nl_cna_try(nl_cna_t *l);
 NL_API void nl_cna_release(nl_cna_t *l);
 /* with the shuffle reduction (section 6): while the secondary queue is empty,
  * the holder scans the main queue on about 1 hand-over in 128 */
-NL_API void nl_cna_opt_unlock(nl_cna_t *l, nl_cna_node_t *me);
 NL_API void nl_cna_opt_release(nl_cna_t *l);
 
 /* Process-wide CNA fairness rule (see above). Returns 0 or EINVAL with one

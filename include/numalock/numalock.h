@@ -27,6 +27,17 @@ extern "C" {
 
 #define NL_VERSION "0.1.0"
 
+/* Inline fast paths of the explicit APIs (spinlocks.h, cna.h): in a user's
+ * code they are inline-only definitions, never emitted: where the compiler
+ * does not inline one, the call goes to the library's copy. The library emits
+ * the one external copy of each (src/inline.c defines NL_EMIT_INLINE). The
+ * slow paths are out of line in the library (nl_*_slow). */
+#if defined(NL_EMIT_INLINE)
+#define NL_INLINE NL_API
+#else
+#define NL_INLINE extern __inline__ __attribute__((__gnu_inline__))
+#endif
+
 /* Lock and statistics fields the library updates atomically. In C they are
  * _Atomic. In C++ (which has no _Atomic) they are the plain integer or
  * pointer of the same size, aligned as GCC and Clang align the _Atomic type

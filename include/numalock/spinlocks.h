@@ -1,31 +1,71 @@
 /*
  * In-place spin locks: tas, ttas (exponential backoff), ticket, mcs, hbo.
  * All are zero-initialisable. Waiting follows the process waiting policy
- * (nl_wait_set_policy): spin briefly, then yield, and for MCS then park.
+ * (nl_wait_set_policy; docs/ARCHITECTURE.md "Waiting").
+ *
+ * The uncontended paths are inline (NL_INLINE: one atomic to acquire, one
+ * store or atomic to release); a contended acquire or a release that has a
+ * successor calls the library (nl_*_slow).
  */
 #ifndef NUMALOCK_SPINLOCKS_H
 #define NUMALOCK_SPINLOCKS_H
 
+#include <errno.h>
+#include <stddef.h>
 #include "numalock.h"
+#include "topology.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct { NL_ATOMIC(uint32_t) word; } nl_tas_t;
-NL_API void nl_tas_acquire(nl_tas_t *l);
-NL_API int  nl_tas_try(nl_tas_t *l);
-NL_API void nl_tas_release(nl_tas_t *l);
+NL_API void nl_tas_acquire_slow(nl_tas_t *l);
+NL_INLINE void nl_tas_acquire(nl_tas_t *l)
+{
+    if (__builtin_expect(!__atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE), 1))
+        return;
+    nl_tas_acquire_slow(l);
+}
+NL_INLINE int nl_tas_try(nl_tas_t *l)
+{
+    return __atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE) ? EBUSY : 0;
+}
+NL_INLINE void nl_tas_release(nl_tas_t *l) { __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE); }
 
 typedef struct { NL_ATOMIC(uint32_t) word; } nl_ttas_t;
-NL_API void nl_ttas_acquire(nl_ttas_t *l);
-NL_API int  nl_ttas_try(nl_ttas_t *l);
-NL_API void nl_ttas_release(nl_ttas_t *l);
+NL_API void nl_ttas_acquire_slow(nl_ttas_t *l);
+/* the first attempt is a plain test-and-set (the uncontended case needs no
+ * test first); the slow path tests before it sets, with backoff */
+NL_INLINE void nl_ttas_acquire(nl_ttas_t *l)
+{
+    if (__builtin_expect(!__atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE), 1))
+        return;
+    nl_ttas_acquire_slow(l);
+}
+NL_INLINE int nl_ttas_try(nl_ttas_t *l)
+{
+    if (__atomic_load_n(&l->word, __ATOMIC_RELAXED))
+        return EBUSY;
+    return __atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE) ? EBUSY : 0;
+}
+NL_INLINE void nl_ttas_release(nl_ttas_t *l) { __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE); }
 
 typedef struct { NL_ATOMIC(uint32_t) next; NL_ATOMIC(uint32_t) owner; } nl_ticket_t;
-NL_API void nl_ticket_acquire(nl_ticket_t *l);
+/* waits for ticket `me` */
+NL_API void nl_ticket_acquire_slow(nl_ticket_t *l, uint32_t me);
+NL_INLINE void nl_ticket_acquire(nl_ticket_t *l)
+{
+    uint32_t me = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
+    if (__builtin_expect(__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) == me, 1))
+        return;
+    nl_ticket_acquire_slow(l, me);
+}
 NL_API int  nl_ticket_try(nl_ticket_t *l);
-NL_API void nl_ticket_release(nl_ticket_t *l);
+NL_INLINE void nl_ticket_release(nl_ticket_t *l)
+{
+    __atomic_store_n(&l->owner, __atomic_load_n(&l->owner, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+}
 
 /* MCS (Mellor-Crummey & Scott 1991). The lock is one word: the queue tail. */
 typedef struct nl_mcs_node {
@@ -33,10 +73,29 @@ typedef struct nl_mcs_node {
     NL_ATOMIC(uint32_t) granted;   /* grant word: 0 waiting, 3 parked, 1 granted */
 } nl_mcs_node_t;
 typedef struct { NL_ATOMIC(nl_mcs_node_t *) tail; } nl_mcs_t;
-/* paper form: the caller provides the queue node and keeps it until release */
-NL_API void nl_mcs_lock(nl_mcs_t *l, nl_mcs_node_t *me);
+/* paper form: the caller provides the queue node and keeps it until release;
+ * the fast path CASes an empty tail (the slow path queues) */
+NL_API void nl_mcs_lock_slow(nl_mcs_t *l, nl_mcs_node_t *me);
+NL_API void nl_mcs_unlock_slow(nl_mcs_t *l, nl_mcs_node_t *me);
+NL_INLINE void nl_mcs_lock(nl_mcs_t *l, nl_mcs_node_t *me)
+{
+    nl_mcs_node_t *empty = NULL;
+    __atomic_store_n(&me->next, (nl_mcs_node_t *)NULL, __ATOMIC_RELAXED);
+    if (__builtin_expect(__atomic_compare_exchange_n(&l->tail, &empty, me, 0, __ATOMIC_ACQUIRE,
+                                                     __ATOMIC_RELAXED), 1))
+        return;
+    nl_mcs_lock_slow(l, me);
+}
+NL_INLINE void nl_mcs_unlock(nl_mcs_t *l, nl_mcs_node_t *me)
+{
+    nl_mcs_node_t *mine = me;
+    if (__builtin_expect(!__atomic_load_n(&me->next, __ATOMIC_ACQUIRE) &&
+                         __atomic_compare_exchange_n(&l->tail, &mine, (nl_mcs_node_t *)NULL, 0,
+                                                     __ATOMIC_RELEASE, __ATOMIC_RELAXED), 1))
+        return;
+    nl_mcs_unlock_slow(l, me);
+}
 NL_API int  nl_mcs_trylock(nl_mcs_t *l, nl_mcs_node_t *me);
-NL_API void nl_mcs_unlock(nl_mcs_t *l, nl_mcs_node_t *me);
 /* node-free form: the node comes from the calling thread's small pool */
 NL_API void nl_mcs_acquire(nl_mcs_t *l);
 NL_API int  nl_mcs_try(nl_mcs_t *l);
@@ -45,9 +104,22 @@ NL_API void nl_mcs_release(nl_mcs_t *l);
 /* HBO (Radovic & Hagersten 2003): one word holding 0 or holder's node + 1;
  * waiters back off briefly when the holder is on their node, long otherwise. */
 typedef struct { NL_ATOMIC(uint32_t) word; } nl_hbo_t;
-NL_API void nl_hbo_acquire(nl_hbo_t *l);
+NL_API void nl_hbo_acquire_slow(nl_hbo_t *l, uint32_t me);
+NL_INLINE void nl_hbo_acquire(nl_hbo_t *l)
+{
+    uint32_t me = (uint32_t)nl_current_node() + 1, expect = 0;
+    if (__builtin_expect(__atomic_compare_exchange_n(&l->word, &expect, me, 0, __ATOMIC_ACQUIRE,
+                                                     __ATOMIC_RELAXED), 1))
+        return;
+    nl_hbo_acquire_slow(l, me);
+}
 NL_API int  nl_hbo_try(nl_hbo_t *l);
-NL_API void nl_hbo_release(nl_hbo_t *l);
+NL_API void nl_hbo_release_slow(nl_hbo_t *l); /* wakes a parked waiter */
+NL_INLINE void nl_hbo_release(nl_hbo_t *l)
+{
+    if (__builtin_expect(__atomic_exchange_n(&l->word, 0, __ATOMIC_RELEASE) & 0x80000000u, 0))
+        nl_hbo_release_slow(l);
+}
 
 #ifdef __cplusplus
 }

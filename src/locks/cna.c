@@ -116,7 +116,7 @@ int nl_cna_fairness_init(void)
 /* lines 10-13, out of line so the uncontended path stays small; the tail
  * was not empty. As MCS (mcs.c): the gate first while the system is
  * overloaded, and a waiter that parked wakes its successor once granted. */
-static __attribute__((noinline)) void cna_lock_slow(nl_cna_t *l, nl_cna_node_t *me)
+void nl_cna_lock_slow(nl_cna_t *l, nl_cna_node_t *me)
 {
     nl_self_t *s = nl_self();
     nl_count_slow(s);
@@ -134,20 +134,10 @@ static __attribute__((noinline)) void cna_lock_slow(nl_cna_t *l, nl_cna_node_t *
     }
 }
 
-/* Fast path: one CAS of an empty tail (figure 3 swaps; the CAS lets the slow
- * path pass the gate before it queues). */
-static inline __attribute__((always_inline)) void cna_lock(nl_cna_t *l, nl_cna_node_t *me)
-{
-    /* numa and since are left alone: unlock ignores them while spin is 0
-     * (figure 3's socket = -1, without the store) */
-    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
-    atomic_store_explicit(&me->spin, NL_GRANT_WAITING, memory_order_relaxed);
-    nl_cna_node_t *expect = NULL;
-    if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->tail, &expect, me, memory_order_acquire,
-                                                          memory_order_relaxed)))
-        return;
-    cna_lock_slow(l, me);
-}
+/* The fast path is inline (nl_cna_lock, include/numalock/cna.h): one CAS of
+ * an empty tail (figure 3 swaps; the CAS lets the slow path pass the gate
+ * before it queues). numa and since are left alone: unlock ignores them while
+ * spin is 0 (figure 3's socket = -1, without the store). */
 
 static inline int cna_trylock(nl_cna_t *l, nl_cna_node_t *me)
 {
@@ -159,25 +149,11 @@ static inline int cna_trylock(nl_cna_t *l, nl_cna_node_t *me)
 }
 
 /* ---- figure 4: unlock ---------------------------------------------------- */
-static __attribute__((noinline)) void cna_unlock_slow(nl_cna_t *l, nl_cna_node_t *me,
-                                                      nl_cna_node_t *next, bool reduce);
-
-static inline __attribute__((always_inline)) void cna_unlock(nl_cna_t *l, nl_cna_node_t *me,
-                                                             bool reduce)
+/* The fast path is inline (nl_cna_unlock): both queues empty, CAS the tail
+ * back to empty. Here: a successor, a secondary queue, or a lost CAS. */
+static void cna_unlock_slow(nl_cna_t *l, nl_cna_node_t *me, bool reduce)
 {
     nl_cna_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
-    if (NL_LIKELY(!next && !cna_sec_head(me))) {
-        /* both queues empty: the lock becomes free */
-        nl_cna_node_t *expect = me;
-        if (atomic_compare_exchange_strong_explicit(&l->tail, &expect, NULL, memory_order_release,
-                                                    memory_order_relaxed))
-            return;
-    }
-    cna_unlock_slow(l, me, next, reduce);
-}
-
-static void cna_unlock_slow(nl_cna_t *l, nl_cna_node_t *me, nl_cna_node_t *next, bool reduce)
-{
     if (!next) {
         nl_cna_node_t *sec = cna_sec_head(me);
         nl_cna_node_t *expect = me;
@@ -199,13 +175,12 @@ static void cna_unlock_slow(nl_cna_t *l, nl_cna_node_t *me, nl_cna_node_t *next,
     cna_pass(me, next, reduce);
 }
 
-void nl_cna_lock(nl_cna_t *l, nl_cna_node_t *me) { cna_lock(l, me); }
 int nl_cna_trylock(nl_cna_t *l, nl_cna_node_t *me) { return cna_trylock(l, me); }
-void nl_cna_unlock(nl_cna_t *l, nl_cna_node_t *me) { cna_unlock(l, me, false); }
-void nl_cna_opt_unlock(nl_cna_t *l, nl_cna_node_t *me) { cna_unlock(l, me, true); }
+void nl_cna_unlock_slow(nl_cna_t *l, nl_cna_node_t *me) { cna_unlock_slow(l, me, false); }
+void nl_cna_opt_unlock_slow(nl_cna_t *l, nl_cna_node_t *me) { cna_unlock_slow(l, me, true); }
 
 /* ---- node-free form: the node comes from the thread's pool --------------- */
-void nl_cna_acquire(nl_cna_t *l) { cna_lock(l, nl_qnode_get(l)); }
+void nl_cna_acquire(nl_cna_t *l) { nl_cna_lock(l, nl_qnode_get(l)); }
 
 int nl_cna_try(nl_cna_t *l)
 {
@@ -214,6 +189,15 @@ int nl_cna_try(nl_cna_t *l)
         return 0;
     nl_qnode_put(me);
     return EBUSY;
+}
+
+static inline __attribute__((always_inline)) void cna_unlock(nl_cna_t *l, nl_cna_node_t *me,
+                                                             bool reduce)
+{
+    if (reduce)
+        nl_cna_opt_unlock(l, me);
+    else
+        nl_cna_unlock(l, me);
 }
 
 static inline __attribute__((always_inline)) void cna_release(nl_cna_t *l, bool reduce)

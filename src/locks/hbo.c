@@ -33,14 +33,10 @@ int nl_hbo_try(nl_hbo_t *l)
                                                    memory_order_relaxed) ? 0 : EBUSY;
 }
 
-void nl_hbo_acquire(nl_hbo_t *l)
+/* the inline fast path (spinlocks.h) found the lock taken; me = node + 1 */
+void nl_hbo_acquire_slow(nl_hbo_t *l, uint32_t me)
 {
-    uint32_t me = (uint32_t)nl_current_node() + 1;
-    uint32_t expect = 0;
-    if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->word, &expect, me,
-                                                          memory_order_acquire,
-                                                          memory_order_relaxed)))
-        return;
+    uint32_t expect;
     nl_count_slow(nl_self());
     uint32_t local = LOCAL_MIN, remote = REMOTE_MIN, rounds = 0;
     uint32_t want = me; /* me | PARKED once this waiter has slept */
@@ -82,11 +78,9 @@ void nl_hbo_acquire(nl_hbo_t *l)
     }
 }
 
-void nl_hbo_release(nl_hbo_t *l)
-{
-    if (atomic_exchange_explicit(&l->word, 0, memory_order_release) & HBO_PARKED)
-        nl_futex_wake(&l->word, 1);
-}
+/* the inline release (spinlocks.h) cleared a word with the parked bit */
+void nl_hbo_release_slow(nl_hbo_t *l) { nl_futex_wake(&l->word, 1); }
+_Static_assert(HBO_PARKED == 0x80000000u, "spinlocks.h tests this bit in nl_hbo_release");
 
 static void op_acquire(void *l) { nl_hbo_acquire(l); }
 static int op_try(void *l) { return nl_hbo_try(l); }

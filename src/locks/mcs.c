@@ -23,7 +23,7 @@ _Static_assert(sizeof(nl_mcs_node_t) <= NL_QNODE_BYTES, "MCS node fits a pool sl
  * the queue holds running threads. A waiter that parked wakes its own
  * successor as soon as it is granted (the successor probably parked too):
  * it then has our critical section's time to get back on a CPU. */
-static __attribute__((noinline)) void mcs_lock_slow(nl_mcs_t *l, nl_mcs_node_t *me)
+void nl_mcs_lock_slow(nl_mcs_t *l, nl_mcs_node_t *me)
 {
     nl_self_t *s = nl_self();
     nl_count_slow(s);
@@ -43,17 +43,10 @@ static __attribute__((noinline)) void mcs_lock_slow(nl_mcs_t *l, nl_mcs_node_t *
     }
 }
 
-/* Fast path: one CAS of an empty tail (the paper swaps; a CAS lets the slow
- * path decide whether to queue at all). */
-static inline __attribute__((always_inline)) void mcs_lock(nl_mcs_t *l, nl_mcs_node_t *me)
-{
-    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
-    nl_mcs_node_t *expect = NULL;
-    if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->tail, &expect, me, memory_order_acquire,
-                                                          memory_order_relaxed)))
-        return;
-    mcs_lock_slow(l, me);
-}
+/* The fast paths are inline in include/numalock/spinlocks.h: nl_mcs_lock
+ * CASes an empty tail (the paper swaps; a CAS lets the slow path decide
+ * whether to queue at all), nl_mcs_unlock CASes the tail back to empty when
+ * nobody is linked behind. */
 
 int nl_mcs_trylock(nl_mcs_t *l, nl_mcs_node_t *me)
 {
@@ -63,7 +56,9 @@ int nl_mcs_trylock(nl_mcs_t *l, nl_mcs_node_t *me)
                                                    memory_order_relaxed) ? 0 : EBUSY;
 }
 
-static inline __attribute__((always_inline)) void mcs_unlock(nl_mcs_t *l, nl_mcs_node_t *me)
+/* Release with a successor, or with one that has swapped the tail but not
+ * linked itself yet (it may be descheduled: spin, then yield). */
+void nl_mcs_unlock_slow(nl_mcs_t *l, nl_mcs_node_t *me)
 {
     nl_mcs_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
     if (!next) {
@@ -78,10 +73,7 @@ static inline __attribute__((always_inline)) void mcs_unlock(nl_mcs_t *l, nl_mcs
     nl_grant32(&next->granted, 1);
 }
 
-void nl_mcs_lock(nl_mcs_t *l, nl_mcs_node_t *me) { mcs_lock(l, me); }
-void nl_mcs_unlock(nl_mcs_t *l, nl_mcs_node_t *me) { mcs_unlock(l, me); }
-
-void nl_mcs_acquire(nl_mcs_t *l) { mcs_lock(l, nl_qnode_get(l)); }
+void nl_mcs_acquire(nl_mcs_t *l) { nl_mcs_lock(l, nl_qnode_get(l)); }
 
 int nl_mcs_try(nl_mcs_t *l)
 {
@@ -97,12 +89,12 @@ void nl_mcs_release(nl_mcs_t *l)
     nl_self_t *s = nl_self();
     nl_mcs_node_t *me = nl_qnode_top(s, l);
     if (NL_LIKELY(me)) {
-        mcs_unlock(l, me);
+        nl_mcs_unlock(l, me);
         nl_qnode_pop(s);
         return;
     }
     me = nl_qnode_find(l);
-    mcs_unlock(l, me);
+    nl_mcs_unlock(l, me);
     nl_qnode_put(me);
 }
 

@@ -149,16 +149,6 @@ static inline int qs_trylock(nl_qspinlock_t *l)
     return EBUSY;
 }
 
-static inline void qs_unlock(nl_qspinlock_t *l)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    /* one store into the locked byte (the other bytes move under CAS) */
-    __atomic_store_n((unsigned char *)&l->val, 0, __ATOMIC_RELEASE);
-#else
-    atomic_fetch_and_explicit(&l->val, ~QS_LOCKED_MASK, memory_order_release);
-#endif
-}
-
 /* The pending waiter: the only waiter, nobody queued. It lets the owner (or
  * any newcomer) re-take the lock ahead of it for a bounded time, checking the
  * word with exponential backoff: with two threads the releaser then runs
@@ -330,39 +320,13 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
     b->count--;
 }
 
-static __attribute__((noinline)) void qs_slowpath_mcs(nl_qspinlock_t *l, uint32_t val)
-{
-    qs_slowpath(l, val, false);
-}
-
-static __attribute__((noinline)) void qs_slowpath_cna(nl_qspinlock_t *l, uint32_t val)
-{
-    qs_slowpath(l, val, true);
-}
-
-/* ---- public API --------------------------------------------------------- */
-void nl_qspin_lock(nl_qspinlock_t *l)
-{
-    uint32_t val = 0;
-    if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->val, &val, QS_LOCKED,
-                                                          memory_order_acquire, memory_order_relaxed)))
-        return;
-    qs_slowpath_mcs(l, val);
-}
-
-void nl_qspin_cna_lock(nl_qspinlock_t *l)
-{
-    uint32_t val = 0;
-    if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->val, &val, QS_LOCKED,
-                                                          memory_order_acquire, memory_order_relaxed)))
-        return;
-    qs_slowpath_cna(l, val);
-}
+/* The fast paths are inline (include/numalock/cna.h): lock = CAS 0 -> locked,
+ * unlock = a store of 0 into the locked byte. */
+void nl_qspin_lock_slow(nl_qspinlock_t *l, uint32_t val) { qs_slowpath(l, val, false); }
+void nl_qspin_cna_lock_slow(nl_qspinlock_t *l, uint32_t val) { qs_slowpath(l, val, true); }
 
 int nl_qspin_trylock(nl_qspinlock_t *l) { return qs_trylock(l); }
 int nl_qspin_cna_trylock(nl_qspinlock_t *l) { return qs_trylock(l); }
-void nl_qspin_unlock(nl_qspinlock_t *l) { qs_unlock(l); }
-void nl_qspin_cna_unlock(nl_qspinlock_t *l) { qs_unlock(l); }
 
 bool nl_qspin_is_locked(const nl_qspinlock_t *l)
 {
@@ -372,18 +336,15 @@ bool nl_qspin_is_locked(const nl_qspinlock_t *l)
 static void op_acquire(void *l) { nl_qspin_lock(l); }
 static void op_cna_acquire(void *l) { nl_qspin_cna_lock(l); }
 static int op_try(void *l) { return qs_trylock(l); }
-static void op_release(void *l) { qs_unlock(l); }
-/* the unlock clears only the locked byte: on a free lock it changes nothing */
-static int op_held(const void *l) { return nl_qspin_is_locked(l); }
+static void op_release(void *l) { nl_qspin_unlock(l); }
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_qspinlock = {
     .name = "qspinlock",
     .description = "Linux 4-byte queued spin lock: test-and-set, pending bit, MCS queue",
     .paper = "Long 2013 (Linux qspinlock); CNA paper sec. 3",
     .size = sizeof(nl_qspinlock_t), .align = 4,
-    .props = NL_PROP_FAIR | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK | NL_PROP_FREE_RELEASE,
+    .props = NL_PROP_FAIR | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
     .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
-    .held = op_held,
 };
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_qspinlock_cna = {
@@ -391,7 +352,6 @@ NL_HIDDEN const nl_lock_ops_t nl_ops_qspinlock_cna = {
     .description = "4-byte qspinlock whose queued slow path is CNA",
     .paper = "Dice & Kogan 2019 (CNA) sec. 3, 5, 7.2",
     .size = sizeof(nl_qspinlock_t), .align = 4,
-    .props = NL_PROP_NUMA_AWARE | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK | NL_PROP_FREE_RELEASE,
+    .props = NL_PROP_NUMA_AWARE | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
     .acquire = op_cna_acquire, .try_acquire = op_try, .release = op_release,
-    .held = op_held,
 };

@@ -3,23 +3,15 @@
 #include "numalock/spinlocks.h"
 #include "../core/internal.h"
 
-int nl_tas_try(nl_tas_t *l)
+/* the inline fast path (spinlocks.h) found the word set */
+void nl_tas_acquire_slow(nl_tas_t *l)
 {
-    return atomic_exchange_explicit(&l->word, 1, memory_order_acquire) ? EBUSY : 0;
-}
-
-void nl_tas_acquire(nl_tas_t *l)
-{
-    if (NL_LIKELY(!atomic_exchange_explicit(&l->word, 1, memory_order_acquire)))
-        return;
     nl_count_slow(nl_self());
     nl_spinner_t sp = NL_SPINNER_INIT;
     do
         nl_spin_once(&sp);
     while (atomic_exchange_explicit(&l->word, 1, memory_order_acquire));
 }
-
-void nl_tas_release(nl_tas_t *l) { atomic_store_explicit(&l->word, 0, memory_order_release); }
 
 static void op_acquire(void *l) { nl_tas_acquire(l); }
 static int op_try(void *l) { return nl_tas_try(l); }

@@ -4,11 +4,9 @@
 #include "numalock/spinlocks.h"
 #include "../core/internal.h"
 
-void nl_ticket_acquire(nl_ticket_t *l)
+/* the inline fast path (spinlocks.h) took ticket `me`, not yet served */
+void nl_ticket_acquire_slow(nl_ticket_t *l, uint32_t me)
 {
-    uint32_t me = atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed);
-    if (NL_LIKELY(atomic_load_explicit(&l->owner, memory_order_acquire) == me))
-        return;
     nl_count_slow(nl_self());
     nl_spinner_t sp = NL_SPINNER_INIT;
     while (atomic_load_explicit(&l->owner, memory_order_acquire) != me)
@@ -26,11 +24,6 @@ int nl_ticket_try(nl_ticket_t *l)
     return EBUSY;
 }
 
-void nl_ticket_release(nl_ticket_t *l)
-{
-    uint32_t o = atomic_load_explicit(&l->owner, memory_order_relaxed);
-    atomic_store_explicit(&l->owner, o + 1, memory_order_release);
-}
 
 static void op_acquire(void *l) { nl_ticket_acquire(l); }
 static int op_try(void *l) { return nl_ticket_try(l); }

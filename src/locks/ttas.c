@@ -7,18 +7,9 @@
 #define BACKOFF_MIN 4u
 #define BACKOFF_MAX 1024u
 
-int nl_ttas_try(nl_ttas_t *l)
+/* the inline fast path (spinlocks.h) found the word set */
+void nl_ttas_acquire_slow(nl_ttas_t *l)
 {
-    if (atomic_load_explicit(&l->word, memory_order_relaxed))
-        return EBUSY;
-    return atomic_exchange_explicit(&l->word, 1, memory_order_acquire) ? EBUSY : 0;
-}
-
-void nl_ttas_acquire(nl_ttas_t *l)
-{
-    if (NL_LIKELY(!atomic_load_explicit(&l->word, memory_order_relaxed) &&
-                  !atomic_exchange_explicit(&l->word, 1, memory_order_acquire)))
-        return;
     nl_count_slow(nl_self());
     uint32_t backoff = BACKOFF_MIN;
     for (;;) {
@@ -38,7 +29,6 @@ void nl_ttas_acquire(nl_ttas_t *l)
     }
 }
 
-void nl_ttas_release(nl_ttas_t *l) { atomic_store_explicit(&l->word, 0, memory_order_release); }
 
 static void op_acquire(void *l) { nl_ttas_acquire(l); }
 static int op_try(void *l) { return nl_ttas_try(l); }
