@@ -104,16 +104,19 @@ static void configure_rwlock(void)
 {
     char why[256], names[512], reason[800];
     const char *rwname = getenv(NLP_ENV_RWLOCK);
-    if (!rwname || !*rwname || nlp_g.mode == NLP_MODE_GLIBC)
+    if (!rwname || !*rwname)
         return;
     const nl_lock_ops_t *rw = nl_lock_find(rwname);
     if (!rw || nlp_rw_usable(rw, why, sizeof why)) {
         if (!rw)
             snprintf(why, sizeof why, "'%s' is not a registered lock", rwname);
         snprintf(reason, sizeof reason, "%s (valid: %s)", why, nlp_rw_names(names, sizeof names));
-        bad_env(NLP_ENV_RWLOCK, rwname, reason, "the built-in read-write lock");
+        bad_env(NLP_ENV_RWLOCK, rwname, reason,
+                nlp_g.mode == NLP_MODE_GLIBC ? "glibc's rwlocks" : "the built-in read-write lock");
         return;
     }
+    if (nlp_g.mode == NLP_MODE_GLIBC)
+        return; /* --lock pthread: every object is glibc's */
     nlp_g.rw_ops = rw;
     nlp_g.rw_align = rw->align > NL_CACHELINE ? rw->align : NL_CACHELINE;
     nlp_g.rw_size = (rw->size + nlp_g.rw_align - 1) / nlp_g.rw_align * nlp_g.rw_align;
@@ -129,9 +132,9 @@ static void configure_spin(void)
         if (!ops || nlp_spin_usable(ops, why, sizeof why)) {
             if (!ops)
                 snprintf(why, sizeof why, "'%s' is not a registered lock", name);
-            const nl_lock_ops_t *d = nlp_default_spin_lock();
+            const nl_lock_ops_t *d = nlp_g.mode == NLP_MODE_GLIBC ? NULL : nlp_default_spin_lock();
             snprintf(reason, sizeof reason, "%s (valid: %s)", why, nlp_spin_names(names, sizeof names));
-            snprintf(why, sizeof why, "%s", d ? d->name : "glibc's spin locks");
+            snprintf(why, sizeof why, "%s", d && strcmp(d->name, NLP_GLIBC_NAME) ? d->name : "glibc's spin locks");
             bad_env(NLP_ENV_SPIN, name, reason, why);
             ops = NULL;
             name = NULL;
