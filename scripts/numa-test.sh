@@ -1,0 +1,180 @@
+#!/bin/bash
+# `make numa-test` (issue 15): real NUMA nodes on a one-node machine.
+# Builds an initramfs holding the project's binaries and the libraries they
+# need, boots Debian's cloud kernel in qemu (TCG) as a 2-node (2+2 CPUs) and a
+# 4-node (1 CPU each) guest, runs tests/numa/guest.sh inside, and returns the
+# guest's exit status. Then it boots the 2-node guest once more, telling it to
+# expect 3 nodes: that run must fail, and say why (the checks can fail).
+# Timings inside the guest mean nothing (TCG): behaviour only.
+#
+# usage: scripts/numa-test.sh [--build DIR] [--quick] [--guests 2,4] [--no-selfcheck] [--expect-nodes N]
+#   --quick: of the C tests only the stress harness at 4 threads, in the 2-node
+#            guest (what `make test` runs); else every C test in the 2-node
+#            guest (up to 300 s each under TCG) and the stress harness in the
+#            4-node one
+# Exit: 0 passed, 1 failed, 77 skipped (qemu, busybox or the kernel cannot be had:
+# "numa-test skipped: <why>").
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$ROOT/build
+GUESTS=2,4
+SELFCHECK=1
+QUICK=0
+EXPECT=""
+TIMEOUT=${NUMA_TEST_TIMEOUT:-1800}  # per guest
+TEST_TIMEOUT=${NUMA_TEST_TEST_TIMEOUT:-}  # per C test inside the guest (default below)
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --build) BUILD=$(cd "$2" && pwd) || exit 2; shift 2 ;;
+        --guests) GUESTS=$2; shift 2 ;;
+        --no-selfcheck) SELFCHECK=0; shift ;;
+        --quick) QUICK=1; shift ;;
+        --expect-nodes) EXPECT=$2; shift 2 ;;
+        *) echo "numa-test: unknown option '$1': valid options are --build DIR, --quick, --guests 2,4, --no-selfcheck, --expect-nodes N" >&2; exit 2 ;;
+    esac
+done
+[ -z "$TEST_TIMEOUT" ] && { [ $QUICK = 1 ] && TEST_TIMEOUT=60 || TEST_TIMEOUT=300; }
+for g in ${GUESTS//,/ }; do
+    case "$g" in 2|4) ;; *) echo "numa-test: unknown guest '$g' in --guests: valid choices are 2, 4" >&2; exit 2 ;; esac
+done
+skip() { echo "numa-test skipped: $*"; exit 77; }
+
+QEMU=$(command -v qemu-system-x86_64) || skip "qemu-system-x86_64 is not installed (apt-get install qemu-system-x86; make deps does it)"
+BUSYBOX=/bin/busybox
+[ -x "$BUSYBOX" ] && "$BUSYBOX" --list >/dev/null 2>&1 && ! ldd "$BUSYBOX" >/dev/null 2>&1 ||
+    skip "no static busybox (apt-get install busybox-static; make deps does it)"
+command -v cpio >/dev/null || skip "cpio is not installed"
+[ -x "$BUILD/bin/numalock" ] || { echo "numa-test: no build in $BUILD (run make build first)" >&2; exit 2; }
+
+WORK=$BUILD/numa-test
+mkdir -p "$WORK"
+
+# ---- the guest kernel: Debian's cloud kernel, downloaded, not installed ----
+KERNEL=$(ls "$WORK"/boot/vmlinuz-* 2>/dev/null | head -1)
+if [ -z "$KERNEL" ]; then
+    pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | sed -n 's/.*Depends: \(linux-image-[^ ]*\)/\1/p' | head -1)
+    [ -n "$pkg" ] || skip "apt does not know linux-image-cloud-amd64 (no Debian package lists?)"
+    (cd "$WORK" && apt-get download "$pkg" >/dev/null 2>&1) || skip "cannot download $pkg with apt-get download"
+    deb=$(ls "$WORK"/"$pkg"_*.deb | head -1)
+    (cd "$WORK" && dpkg-deb --fsys-tarfile "$deb" | tar -x --wildcards './boot/vmlinuz-*') ||
+        skip "cannot unpack $deb"
+    rm -f "$deb"
+    KERNEL=$(ls "$WORK"/boot/vmlinuz-* | head -1)
+fi
+
+# ---- the initramfs -----------------------------------------------------------
+R=$WORK/root
+rm -rf "$R"
+mkdir -p "$R"/bin "$R"/nl/bin "$R"/nl/lib "$R"/proc "$R"/sys "$R"/dev "$R"/tmp
+cp "$BUSYBOX" "$R"/bin/busybox
+cp "$ROOT"/tests/numa/init "$R"/init
+cp "$ROOT"/tests/numa/guest.sh "$R"/nl/guest.sh
+chmod +x "$R"/init
+for f in "$BUILD"/bin/*; do
+    [ -f "$f" ] && [ -x "$f" ] || continue
+    strip --strip-debug -o "$R/nl/bin/$(basename "$f")" "$f" 2>/dev/null || cp "$f" "$R/nl/bin/"
+done
+for f in "$BUILD"/lib/*.so*; do
+    [ -f "$f" ] && cp -L "$f" "$R/nl/lib/"
+done
+# the libraries they load, at the paths the dynamic linker looks for them
+for f in "$R"/nl/bin/* "$R"/nl/lib/*.so*; do
+    ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true
+done | sort -u | while read -r lib; do
+    [ -e "$lib" ] || continue
+    mkdir -p "$R$(dirname "$lib")"
+    cp -L "$lib" "$R$lib"
+done
+# the C tests, as CTest runs them: --topology auto only, fewer operations and
+# threads (TCG is slow), "NAME|WILL_FAIL|COMMAND"
+(cd "$BUILD" && ctest --show-only=json-v1) | python3 -c '
+import json, os, sys
+doc = json.load(sys.stdin)
+bindir = sys.argv[1]
+for t in doc["tests"]:
+    cmd = t.get("command") or []
+    if not cmd or os.path.dirname(cmd[0]) != bindir or os.path.basename(cmd[0]) == "numalock":
+        continue
+    props = {p["name"]: p["value"] for p in t.get("properties", [])}
+    env = " ".join(props.get("ENVIRONMENT", []) if isinstance(props.get("ENVIRONMENT"), list) else [])
+    if "NUMALOCK_TOPOLOGY" in env:
+        continue
+    args = cmd[1:]
+    if any(a.startswith(("virtual:", "cpus:", "measured")) for a in args):
+        continue
+    if "--threads" in args:
+        i = args.index("--threads")
+        if int(args[i + 1]) > 4:
+            continue
+    wf = 1 if props.get("WILL_FAIL") else 0
+    if "--ops" in args and not wf:  # a broken lock must keep enough operations to be caught
+        i = args.index("--ops")
+        args[i + 1] = str(min(int(args[i + 1]), 3000))
+    print("%s|%d|/nl/bin/%s %s" % (t["name"], wf, os.path.basename(cmd[0]), " ".join(args)))
+' "$BUILD/bin" >"$R"/nl/tests.txt || { echo "numa-test: cannot list the C tests of $BUILD" >&2; exit 2; }
+echo "numa-test: $(wc -l <"$R"/nl/tests.txt) C tests, kernel $(basename "$KERNEL"), initramfs $(du -sh "$R" | cut -f1)"
+(cd "$R" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$WORK"/initramfs.gz
+
+# ---- boot -------------------------------------------------------------------
+# boot NODES EXPECTED_NODES ONLY: prints the guest's console, returns its status
+boot() {
+    local nodes=$1 expect=$2 only=$3 args dist log rc tests=all
+    if [ "$nodes" = 2 ]; then
+        args="-smp 4,sockets=2,cores=2,threads=1
+              -object memory-backend-ram,id=m0,size=384M -numa node,nodeid=0,cpus=0-1,memdev=m0
+              -object memory-backend-ram,id=m1,size=384M -numa node,nodeid=1,cpus=2-3,memdev=m1
+              -numa dist,src=0,dst=1,val=20"
+        dist="10,20;20,10"
+        [ $QUICK = 1 ] && tests=stress4
+    else
+        args="-smp 4,sockets=4,cores=1,threads=1"
+        for n in 0 1 2 3; do
+            args="$args -object memory-backend-ram,id=m$n,size=192M -numa node,nodeid=$n,cpus=$n,memdev=m$n"
+        done
+        # two pairs of near nodes: 0-1 and 2-3
+        args="$args -numa dist,src=0,dst=1,val=16 -numa dist,src=0,dst=2,val=32 -numa dist,src=0,dst=3,val=32
+              -numa dist,src=1,dst=2,val=32 -numa dist,src=1,dst=3,val=32 -numa dist,src=2,dst=3,val=16"
+        dist="10,16,32,32;16,10,32,32;32,32,10,16;32,32,16,10"
+        tests=stress # the unit tests ran in the 2-node guest: here the stress harness on 4 nodes
+        [ $QUICK = 1 ] && tests=none
+    fi
+    log=$WORK/guest-$nodes${only:+-$only}.log
+    echo "numa-test: booting a $nodes-node guest (expects $expect nodes${only:+, $only checks only})"
+    # shellcheck disable=SC2086
+    timeout "$TIMEOUT" "$QEMU" -accel tcg,thread=multi -m 768 $args -kernel "$KERNEL" -initrd "$WORK"/initramfs.gz \
+        -append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init nl_nodes=$expect nl_dist=$dist nl_only=$only nl_test_timeout=$TEST_TIMEOUT nl_tests=$tests" \
+        -nographic -no-reboot -monitor none -nic none </dev/null 2>&1 | sed -u 's/\r$//' | tee "$log"
+    rc=$(sed -n 's/^NUMA-TEST-RC=\([0-9]*\).*/\1/p' "$log" | tail -1)
+    if [ -z "$rc" ]; then
+        echo "numa-test: the $nodes-node guest did not finish within ${TIMEOUT}s (no exit status on its console; log $log)"
+        return 1
+    fi
+    return "$rc"
+}
+
+start=$(date +%s)
+status=0
+for g in ${GUESTS//,/ }; do
+    want=${EXPECT:-$g}
+    boot "$g" "$want" ""
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        echo "numa-test: the $g-node guest FAILED (status $rc; log $WORK/guest-$g.log)"
+        status=1
+    else
+        echo "numa-test: the $g-node guest passed"
+    fi
+done
+if [ $SELFCHECK = 1 ] && [ -z "$EXPECT" ]; then
+    boot 2 3 topo >/dev/null
+    rc=$?
+    why=$(grep '^FAIL' "$WORK"/guest-2-topo.log | head -1)
+    if [ $rc -ne 0 ] && [ -n "$why" ]; then
+        echo "numa-test: self-check: a 2-node guest told to expect 3 nodes fails, as it must: $why"
+    else
+        echo "numa-test: self-check FAILED: a 2-node guest told to expect 3 nodes passed (status $rc): the checks cannot fail"
+        status=1
+    fi
+fi
+echo "numa-test: $([ $status = 0 ] && echo passed || echo FAILED) in $(($(date +%s) - start)) s"
+exit $status

@@ -1,0 +1,144 @@
+#!/bin/sh
+# Runs inside the qemu guest of scripts/numa-test.sh (busybox sh), with real
+# NUMA nodes. Environment (from the kernel command line):
+#   nl_nodes   the number of NUMA nodes the guest must have
+#   nl_dist    the distance matrix it must have: rows separated by ';', values by ','
+#   nl_only    "topo": only the topology checks (the failing self-check)
+#   nl_tests   "stress": of the C tests only the stress harness runs; "stress4": only
+#              at 4 threads; "none": none; else all
+#   nl_test_timeout  seconds each C test may run (TCG is slow)
+# Prints one line per check and a summary; exits with the number of failures
+# (capped at 100), 0 when everything passed.
+export PATH=/nl/bin:/bin
+unset NUMALOCK_TOPOLOGY
+T=/tmp/nl
+mkdir -p $T
+checks=0
+failed=0
+pass() { checks=$((checks + 1)); echo "ok   $1"; }
+fail() { checks=$((checks + 1)); failed=$((failed + 1)); echo "FAIL $1"; }
+
+# ---- the guest's nodes and distances, from sysfs and from `numalock topo` --
+have=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
+if [ "$have" = "$nl_nodes" ]; then
+    pass "sysfs: $have NUMA nodes"
+else
+    fail "sysfs: expected $nl_nodes NUMA nodes, the guest has $have (qemu -numa options and the script disagree)"
+fi
+i=0
+echo "$nl_dist" | tr ';' '\n' >$T/dist.expected
+while read -r row; do
+    want=$(echo "$row" | tr ',' ' ')
+    got=$(cat /sys/devices/system/node/node$i/distance 2>/dev/null)
+    if [ "$got" = "$want" ]; then pass "sysfs: node$i distances $got"; else
+        fail "sysfs: node$i distances '$got', expected '$want'"; fi
+    i=$((i + 1))
+done <$T/dist.expected
+
+numalock topo >$T/topo.txt 2>&1
+cat $T/topo.txt
+if grep -q "^topology: auto (auto), $nl_nodes node" $T/topo.txt; then
+    pass "numalock topo reports $nl_nodes nodes"
+else
+    fail "numalock topo does not report $nl_nodes nodes: $(head -1 $T/topo.txt)"
+fi
+i=0
+while read -r row; do
+    want=$(echo "$row" | tr ',' ' ')
+    cpus=$(cat /sys/devices/system/node/node$i/cpulist 2>/dev/null)
+    if grep -q "^node $i: cpus $cpus\$" $T/topo.txt; then pass "numalock topo: node $i cpus $cpus"; else
+        fail "numalock topo: node $i should list cpus '$cpus'"; fi
+    if grep -q "^  node$i: $want\$" $T/topo.txt; then pass "numalock topo: node$i distances $want"; else
+        fail "numalock topo: node$i distances should read '$want'"; fi
+    i=$((i + 1))
+done <$T/dist.expected
+
+if [ "$nl_only" = topo ]; then
+    echo "numa-test guest: $checks checks, $failed failed"
+    [ $failed -gt 100 ] && failed=100
+    exit $failed
+fi
+
+# ---- the C tests, --topology auto, NUMALOCK_TOPOLOGY unset -----------------
+# /nl/tests.txt: one test per line, "NAME|WILL_FAIL(0/1)|COMMAND ARGS". Under TCG
+# some unit tests run for minutes: each gets nl_test_timeout seconds (default
+# 60); one that does not finish is listed as unfinished, not as passed.
+ran=0
+cfail=0
+slow=""
+limit=${nl_test_timeout:-60}
+while IFS='|' read -r name willfail cmd; do
+    [ -z "$name" ] && continue
+    case "$nl_tests:$name" in stress:stress*|all:*|:*|stress4:stress*.t4.*) ;; *) continue ;; esac
+    ran=$((ran + 1))
+    t0=$(date +%s)
+    # shellcheck disable=SC2086
+    timeout "$limit" $cmd >$T/test.out 2>&1
+    rc=$?
+    echo "     $name: exit $rc, $(($(date +%s) - t0)) s"
+    if [ $rc -eq 143 ] && [ "$willfail" = 0 ]; then
+        slow="$slow $name"
+        continue
+    fi
+    if [ "$willfail" = 1 ]; then
+        if [ $rc -ne 0 ]; then rc=0; else rc=1; fi
+    fi
+    if [ $rc -ne 0 ]; then
+        cfail=$((cfail + 1))
+        fail "C test $name (exit $rc): $cmd"
+        tail -5 $T/test.out
+    fi
+done </nl/tests.txt
+nslow=$(echo $slow | wc -w)
+if [ $ran -eq 0 ]; then echo "note C tests: none in this guest (nl_tests=$nl_tests)"
+elif [ $cfail -eq 0 ]; then pass "C tests: $((ran - nslow)) of $ran passed under --topology auto, none failed"; else
+    echo "C tests: $cfail of $ran failed"; fi
+[ -n "$slow" ] && echo "note C tests unfinished after ${limit} s under TCG (not counted as passed):$slow"
+
+# ---- kvmap under auto: remote hand-overs counted from real node ids --------
+numalock bench kvmap --lock cna,mcs --threads 4 --duration 0.3 --topology auto --json $T/kv.json >$T/kv.txt 2>&1
+rc=$?
+cat $T/kv.txt
+share() { grep "\"lock\": \"$1\"" $T/kv.json | sed -n 's/.*"remote_share": \([^,}]*\).*/\1/p' | head -1; }
+cna=$(share cna)
+mcs=$(share mcs)
+if [ $rc -eq 0 ] && [ -n "$cna" ] && [ "$cna" != null ]; then pass "kvmap auto: cna remote share $cna"; else
+    fail "kvmap auto: cna has no remote share (exit $rc, '$cna')"; fi
+# FIFO hand-overs between threads on different real nodes are remote: a
+# topology that saw one node would count none
+case "$mcs" in
+    ""|null|0) fail "kvmap auto: mcs remote share '$mcs': real node ids not used" ;;
+    *) pass "kvmap auto: mcs remote share $mcs (threads on $nl_nodes real nodes)" ;;
+esac
+
+# ---- bench contention with the lock on each node ---------------------------
+n=0
+while [ $n -lt "$nl_nodes" ]; do
+    numalock bench contention --lock mcs,cna,pthread --threads 1,2 --cpus rr --mem-node $n --duration 0.2 \
+        --json $T/ct$n.json >$T/ct.txt 2>&1
+    rc=$?
+    cat $T/ct.txt | head -9
+    wrong=$(grep '"lock_node"' $T/ct$n.json | grep -vc "\"lock_node\": $n,")
+    recs=$(grep -c '"lock_node"' $T/ct$n.json)
+    if [ $rc -eq 0 ] && [ "$recs" -gt 0 ] && [ "$wrong" -eq 0 ]; then
+        pass "contention --mem-node $n: lock page on node $n in all $recs runs"
+    else
+        fail "contention --mem-node $n: exit $rc, $wrong of $recs runs had the lock elsewhere"
+    fi
+    n=$((n + 1))
+done
+numalock bench contention --lock mcs --threads 1 --mem-node $nl_nodes >$T/o 2>&1
+if [ $? -ne 0 ] && grep -q "mem-node" $T/o; then pass "contention rejects --mem-node $nl_nodes: $(cat $T/o)"; else
+    fail "contention accepted a node the guest does not have"; fi
+
+# ---- the preload on a threaded program -------------------------------------
+# (qspinlock-cna: the NUMA-aware lock that may replace a pthread mutex)
+numalock run --lock qspinlock-cna --topology auto --stats -- nl_lockbound 4 2000 >$T/run.txt 2>&1
+rc=$?
+tail -4 $T/run.txt
+if [ $rc -eq 0 ]; then pass "preload: nl_lockbound under numalock run --lock qspinlock-cna"; else
+    fail "preload: nl_lockbound under numalock run --lock qspinlock-cna exited $rc"; fi
+
+echo "numa-test guest: $checks checks, $failed failed"
+[ $failed -gt 100 ] && failed=100
+exit $failed
