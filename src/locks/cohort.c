@@ -28,69 +28,50 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../core/internal.h"
-
-#define CO_DEFAULT_PASSES 128u
-#define CO_LINE 128
-
-static uint32_t co_passes(const nl_attr_t *attr)
-{
-    return attr && attr->local_passes ? attr->local_passes : CO_DEFAULT_PASSES;
-}
-
-static inline uint32_t co_nodes(void)
-{
-    int n = nl_topology_nodes();
-    return n < 1 ? 1u : (uint32_t)n;
-}
+#include "cohort_mcs.h"
 
 /* ==== C-BO-MCS ============================================================ */
-/* grant values of the local MCS lock: never 0 or 3 */
-#define CB_ACQUIRE_GLOBAL 1u                 /* global released: take it yourself */
-#define CB_PASSED(k) (((uint32_t)(k) << 2) | 2u) /* global passed, k-th local pass */
-
-typedef struct cb_qnode {
-    _Atomic(struct cb_qnode *) next;
-    _Atomic uint32_t grant;
-    uint32_t numa;    /* which local lock */
-    uint32_t passes;  /* consecutive local passes including ours (holder only) */
-} cb_qnode_t;
-
-typedef struct cb_local {
-    _Alignas(CO_LINE) _Atomic(cb_qnode_t *) tail;
-} cb_local_t;
-
+/* the composition of cohort_mcs.h with a backoff test-and-set global lock */
 typedef struct {
     _Atomic uint32_t global;  /* BO test-and-set word */
     uint32_t nnodes;
     uint32_t passes;
     uint32_t pad_;
-    cb_local_t *local;
+    co_local_t *local;
 } nl_cbomcs_t;
 
-_Static_assert(sizeof(cb_qnode_t) <= 120, "fits a pool slot");
-
-static void cb_global_acquire(_Atomic uint32_t *g)
+static void cb_global_acquire(void *g, co_local_t *L)
 {
-    nl_spinner_t sp = NL_SPINNER_INIT;
-    uint32_t delay = 1;
-    for (;;) {
-        if (!atomic_load_explicit(g, memory_order_relaxed) &&
-            !atomic_exchange_explicit(g, 1, memory_order_acquire))
-            return;
-        for (uint32_t i = 0; i < delay; i++)
-            nl_cpu_relax();
-        if (delay < 1024)
-            delay <<= 1;
-        nl_spin_once(&sp);
-    }
+    (void)L;
+    _Atomic uint32_t *w = g;
+    nl_backoff_t b = NL_BACKOFF_INIT(1);
+    while (atomic_load_explicit(w, memory_order_relaxed) ||
+           atomic_exchange_explicit(w, 1, memory_order_acquire))
+        nl_backoff(&b, 1024);
 }
+static bool cb_global_try(void *g, co_local_t *L)
+{
+    (void)L;
+    _Atomic uint32_t *w = g;
+    return !atomic_load_explicit(w, memory_order_relaxed) &&
+           !atomic_exchange_explicit(w, 1, memory_order_acquire);
+}
+static void cb_global_release(void *g, co_local_t *L)
+{
+    (void)L;
+    atomic_store_explicit((_Atomic uint32_t *)g, 0, memory_order_release);
+}
+static bool cb_global_busy(void *g) { return atomic_load_explicit((_Atomic uint32_t *)g, memory_order_relaxed); }
+
+static const co_global_t cb_global = {
+    cb_global_acquire, cb_global_try, cb_global_release, cb_global_busy,
+};
 
 static int cb_init(void *p, const nl_attr_t *attr)
 {
     nl_cbomcs_t *l = p;
     uint32_t n = co_nodes();
-    cb_local_t *loc = NULL;
+    co_local_t *loc = NULL;
     if (posix_memalign((void **)&loc, CO_LINE, n * sizeof *loc) || !loc)
         return ENOMEM;
     memset(loc, 0, n * sizeof *loc);
@@ -108,95 +89,25 @@ static void cb_destroy(void *p)
     l->local = NULL;
 }
 
-static void cb_local_unlock(cb_local_t *L, cb_qnode_t *q, cb_qnode_t *next)
-{
-    if (!next) {
-        cb_qnode_t *expect = q;
-        if (atomic_compare_exchange_strong_explicit(&L->tail, &expect, NULL, memory_order_release,
-                                                    memory_order_relaxed))
-            return;
-        nl_spinner_t sp = NL_SPINNER_INIT;
-        while (!(next = atomic_load_explicit(&q->next, memory_order_acquire)))
-            nl_spin_once(&sp);
-    }
-    nl_grant32(&next->grant, CB_ACQUIRE_GLOBAL);
-}
-
 static void cb_acquire(void *p)
 {
     nl_cbomcs_t *l = p;
-    cb_qnode_t *q = nl_qnode_get(l);
-    uint32_t n = (uint32_t)nl_self_node(nl_self()) % l->nnodes;
-    cb_local_t *L = &l->local[n];
-    q->numa = n;
-    atomic_store_explicit(&q->next, NULL, memory_order_relaxed);
-    atomic_store_explicit(&q->grant, NL_GRANT_WAITING, memory_order_relaxed);
-    /* the lock is taken (global word set, or our node's queue busy): the
-     * gate while the system is overloaded (src/wait), for the whole lock */
-    if (atomic_load_explicit(&l->global, memory_order_relaxed) ||
-        atomic_load_explicit(&L->tail, memory_order_relaxed)) {
-        nl_count_slow(nl_self());
-        nl_gate(l);
-    }
-    cb_qnode_t *pred = atomic_exchange_explicit(&L->tail, q, memory_order_acq_rel);
-    if (pred) {
-        atomic_store_explicit(&pred->next, q, memory_order_release);
-        uint32_t g = nl_await32(&q->grant);
-        if (nl_parked_last(nl_self())) { /* early wake of our successor */
-            cb_qnode_t *next = atomic_load_explicit(&q->next, memory_order_acquire);
-            if (next)
-                nl_nudge32(&next->grant);
-        }
-        if (g != CB_ACQUIRE_GLOBAL) { /* the global lock came with the local one */
-            q->passes = g >> 2;
-            return;
-        }
-    }
-    q->passes = 0;
-    cb_global_acquire(&l->global);
+    co_acquire(l, &l->global, l->local, l->nnodes, &cb_global);
 }
 
 static int cb_try(void *p)
 {
     nl_cbomcs_t *l = p;
-    cb_qnode_t *q = nl_qnode_get(l);
-    uint32_t n = (uint32_t)nl_self_node(nl_self()) % l->nnodes;
-    cb_local_t *L = &l->local[n];
-    q->numa = n;
-    q->passes = 0;
-    atomic_store_explicit(&q->next, NULL, memory_order_relaxed);
-    atomic_store_explicit(&q->grant, NL_GRANT_WAITING, memory_order_relaxed);
-    cb_qnode_t *expect = NULL;
-    if (atomic_compare_exchange_strong_explicit(&L->tail, &expect, q, memory_order_acq_rel,
-                                                memory_order_relaxed)) {
-        if (!atomic_load_explicit(&l->global, memory_order_relaxed) &&
-            !atomic_exchange_explicit(&l->global, 1, memory_order_acquire))
-            return 0;
-        /* global busy: give the local lock back (a waiter that came
-         * meanwhile takes the global lock itself) */
-        cb_local_unlock(L, q, atomic_load_explicit(&q->next, memory_order_acquire));
-    }
-    nl_qnode_put(q);
-    return EBUSY;
+    return co_try(l, &l->global, l->local, l->nnodes, &cb_global);
 }
 
 static void cb_release(void *p)
 {
     nl_cbomcs_t *l = p;
-    cb_qnode_t *q = nl_qnode_find(l);
-    cb_local_t *L = &l->local[q->numa];
-    cb_qnode_t *next = atomic_load_explicit(&q->next, memory_order_acquire);
-    if (next && q->passes + 1 < l->passes) {
-        /* not alone: pass the local lock with the global lock */
-        nl_grant32(&next->grant, CB_PASSED(q->passes + 1));
-    } else {
-        atomic_store_explicit(&l->global, 0, memory_order_release);
-        cb_local_unlock(L, q, next);
-    }
-    nl_qnode_put(q);
+    co_release(l, &l->global, l->local, l->passes, &cb_global);
 }
 
-static size_t cb_bytes_at(unsigned nodes) { return sizeof(nl_cbomcs_t) + nodes * sizeof(cb_local_t); }
+static size_t cb_bytes_at(unsigned nodes) { return sizeof(nl_cbomcs_t) + nodes * sizeof(co_local_t); }
 static size_t cb_footprint(const void *p) { return cb_bytes_at(((const nl_cbomcs_t *)p)->nnodes); }
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_c_bo_mcs = {

@@ -38,7 +38,8 @@ void nl_hbo_acquire_slow(nl_hbo_t *l, uint32_t me)
 {
     uint32_t expect;
     nl_count_slow(nl_self());
-    uint32_t local = LOCAL_MIN, remote = REMOTE_MIN, rounds = 0;
+    nl_backoff_t local = NL_BACKOFF_INIT(LOCAL_MIN), remote = NL_BACKOFF_INIT(REMOTE_MIN);
+    uint32_t rounds = 0;
     uint32_t want = me; /* me | PARKED once this waiter has slept */
     for (;;) {
         uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
@@ -59,22 +60,19 @@ void nl_hbo_acquire_slow(nl_hbo_t *l, uint32_t me)
                                                         memory_order_relaxed)) {
                 nl_futex_wait(&l->word, v | HBO_PARKED);
                 want = me | HBO_PARKED;
-                local = LOCAL_MIN;
-                remote = REMOTE_MIN;
+                local = (nl_backoff_t)NL_BACKOFF_INIT(LOCAL_MIN);
+                remote = (nl_backoff_t)NL_BACKOFF_INIT(REMOTE_MIN);
             }
             continue;
         }
-        uint32_t holder = v & ~HBO_PARKED;
-        uint32_t *b = holder == me ? &local : &remote;
-        uint32_t cap = holder == me ? LOCAL_MAX : REMOTE_MAX;
-        uint32_t n = 1 + (uint32_t)(nl_rand() % *b);
-        for (uint32_t i = 0; i < n; i++)
-            nl_cpu_relax();
-        if (*b < cap)
-            *b *= 2;
-        /* the holder may be descheduled: past the spin budget, give the CPU up */
-        if (++rounds > 8 && nl_wait_policy.kind != NL_WAIT_SPIN)
-            sched_yield();
+        /* short backoff behind a holder of our node, long behind a remote
+         * one; each step yields while the system is overloaded (the holder
+         * may be descheduled) */
+        if ((v & ~HBO_PARKED) == me)
+            nl_backoff(&local, LOCAL_MAX);
+        else
+            nl_backoff(&remote, REMOTE_MAX);
+        rounds++;
     }
 }
 

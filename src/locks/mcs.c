@@ -13,8 +13,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
-#include "numalock/spinlocks.h"
-#include "../core/internal.h"
+#include "mcs_queue.h"
 
 _Static_assert(sizeof(nl_mcs_node_t) <= NL_QNODE_BYTES, "MCS node fits a pool slot");
 
@@ -25,22 +24,9 @@ _Static_assert(sizeof(nl_mcs_node_t) <= NL_QNODE_BYTES, "MCS node fits a pool sl
  * it then has our critical section's time to get back on a CPU. */
 void nl_mcs_lock_slow(nl_mcs_t *l, nl_mcs_node_t *me)
 {
-    nl_self_t *s = nl_self();
-    nl_count_slow(s);
+    nl_count_slow(nl_self());
     nl_gate(l);
-    /* the grant word needs resetting only when we wait; the predecessor can
-     * grant only after it sees the link below (release orders the reset) */
-    atomic_store_explicit(&me->granted, NL_GRANT_WAITING, memory_order_relaxed);
-    nl_mcs_node_t *pred = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
-    if (!pred)
-        return;
-    atomic_store_explicit(&pred->next, me, memory_order_release);
-    nl_await32(&me->granted);
-    if (nl_parked_last(s)) {
-        nl_mcs_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
-        if (next)
-            nl_nudge32(&next->granted);
-    }
+    nl_mcsq_join(&l->tail, me);
 }
 
 /* The fast paths are inline in include/numalock/spinlocks.h: nl_mcs_lock
@@ -48,30 +34,11 @@ void nl_mcs_lock_slow(nl_mcs_t *l, nl_mcs_node_t *me)
  * whether to queue at all), nl_mcs_unlock CASes the tail back to empty when
  * nobody is linked behind. */
 
-int nl_mcs_trylock(nl_mcs_t *l, nl_mcs_node_t *me)
-{
-    nl_mcs_node_t *expect = NULL;
-    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
-    return atomic_compare_exchange_strong_explicit(&l->tail, &expect, me, memory_order_acq_rel,
-                                                   memory_order_relaxed) ? 0 : EBUSY;
-}
+int nl_mcs_trylock(nl_mcs_t *l, nl_mcs_node_t *me) { return nl_mcsq_try(&l->tail, me); }
 
 /* Release with a successor, or with one that has swapped the tail but not
- * linked itself yet (it may be descheduled: spin, then yield). */
-void nl_mcs_unlock_slow(nl_mcs_t *l, nl_mcs_node_t *me)
-{
-    nl_mcs_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
-    if (!next) {
-        nl_mcs_node_t *expect = me;
-        if (atomic_compare_exchange_strong_explicit(&l->tail, &expect, NULL, memory_order_release,
-                                                    memory_order_relaxed))
-            return;
-        nl_spinner_t sp = NL_SPINNER_INIT;
-        while (!(next = atomic_load_explicit(&me->next, memory_order_acquire)))
-            nl_spin_once(&sp);
-    }
-    nl_grant32(&next->granted, 1);
-}
+ * linked itself yet. */
+void nl_mcs_unlock_slow(nl_mcs_t *l, nl_mcs_node_t *me) { nl_mcsq_leave(&l->tail, me, 1); }
 
 void nl_mcs_acquire(nl_mcs_t *l) { nl_mcs_lock(l, nl_qnode_get(l)); }
 

@@ -67,7 +67,6 @@
 #define QS_NODES 4
 #define QS_PENDING_MIN_PAUSE 4
 #define QS_PENDING_MAX_PAUSE 256
-#define QS_PENDING_BACKOFF_PAUSES 100 /* then plain waiting steps (nl_spin_once) */
 static uint32_t qs_pending_patience = 64;
 
 _Static_assert(NL_MAX_THREADS + 1 <= (1 << (32 - QS_TAIL_SLOT_SHIFT)), "thread slot fits the tail");
@@ -158,8 +157,8 @@ static inline int qs_trylock(nl_qspinlock_t *l)
  * sets no-steal and the next release is its. */
 static __attribute__((noinline)) void qs_pending_wait(nl_qspinlock_t *l)
 {
-    nl_spinner_t sp = NL_SPINNER_INIT;
-    uint32_t pause = QS_PENDING_MIN_PAUSE, rounds = 0;
+    nl_backoff_t b = NL_BACKOFF_INIT(QS_PENDING_MIN_PAUSE);
+    uint32_t rounds = 0;
     bool no_steal = false;
     for (;;) {
         uint32_t val = atomic_load_explicit(&l->val, memory_order_acquire);
@@ -179,15 +178,10 @@ static __attribute__((noinline)) void qs_pending_wait(nl_qspinlock_t *l)
             atomic_fetch_or_explicit(&l->val, QS_NOSTEAL, memory_order_relaxed);
             no_steal = true;
         }
-        if (no_steal || sp.n >= QS_PENDING_BACKOFF_PAUSES) {
-            nl_spin_once(&sp);
-        } else {
-            for (uint32_t i = 0; i < pause; i++)
-                nl_cpu_relax();
-            sp.n += pause;
-            if (pause < QS_PENDING_MAX_PAUSE)
-                pause <<= 1;
-        }
+        if (no_steal)
+            nl_spin_once(&b.sp);
+        else
+            nl_backoff(&b, QS_PENDING_MAX_PAUSE);
     }
 }
 

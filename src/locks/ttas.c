@@ -1,5 +1,6 @@
-/* Test-and-test-and-set lock with bounded exponential backoff; past the
- * backoff cap waiters yield the CPU instead of spinning longer. */
+/* Test-and-test-and-set lock with bounded randomised exponential backoff
+ * (nl_backoff, src/wait/wait.h: past the cap a waiter pauses, and yields
+ * while the system is overloaded). */
 #include <errno.h>
 #include "numalock/spinlocks.h"
 #include "../core/internal.h"
@@ -11,21 +12,14 @@
 void nl_ttas_acquire_slow(nl_ttas_t *l)
 {
     nl_count_slow(nl_self());
-    uint32_t backoff = BACKOFF_MIN;
+    nl_backoff_t b = NL_BACKOFF_INIT(BACKOFF_MIN);
     for (;;) {
         nl_spinner_t sp = NL_SPINNER_INIT;
         while (atomic_load_explicit(&l->word, memory_order_relaxed))
             nl_spin_once(&sp);
         if (!atomic_exchange_explicit(&l->word, 1, memory_order_acquire))
             return;
-        if (backoff >= BACKOFF_MAX) {
-            sched_yield();
-            continue;
-        }
-        uint32_t n = 1 + (uint32_t)(nl_rand() % backoff);
-        for (uint32_t i = 0; i < n; i++)
-            nl_cpu_relax();
-        backoff *= 2;
+        nl_backoff(&b, BACKOFF_MAX);
     }
 }
 

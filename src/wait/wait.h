@@ -99,6 +99,25 @@ static inline void nl_spin_once(nl_spinner_t *s)
     nl_spin_yield_slow(s);
 }
 
+/* ---- backoff ------------------------------------------------------------------
+ * For retries on a word that many threads test-and-set (ttas, hbo, the
+ * cohort lock's global word, the qspinlock pending waiter): each step pauses
+ * a random 1..limit times, doubles limit up to a maximum, then takes one
+ * waiting step (nl_spin_once: one more pause, or a yield while the system
+ * is overloaded). */
+typedef struct { uint32_t limit; nl_spinner_t sp; } nl_backoff_t;
+#define NL_BACKOFF_INIT(min) { (min), NL_SPINNER_INIT }
+
+static inline void nl_backoff(nl_backoff_t *b, uint32_t max)
+{
+    uint32_t n = 1 + (uint32_t)(nl_rand() % b->limit);
+    for (uint32_t i = 0; i < n; i++)
+        nl_cpu_relax();
+    if (b->limit < max)
+        b->limit <<= 1;
+    nl_spin_once(&b->sp);
+}
+
 /* ---- grant words ------------------------------------------------------------
  * A waiter owns a word initialised to NL_GRANT_WAITING. nl_await*() returns
  * once the word holds a grant value; nl_grant*() stores one and wakes the

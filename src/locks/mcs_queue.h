@@ -1,0 +1,80 @@
+/*
+ * The MCS queue (Mellor-Crummey & Scott 1991), the one copy that the MCS
+ * lock, the cohort lock's per-node locks and both levels of HMCS use. A
+ * queue is a tail word; its nodes begin with an nl_mcs_node_t (next + grant
+ * word, include/numalock/spinlocks.h).
+ *
+ * Invariants: the node named by the tail is the last one; a node's `next`
+ * is written once, by its successor, after the successor swapped itself into
+ * the tail; only the holder (the node at the head) grants, and it grants its
+ * own successor only, once it sees the link. Grant values are never 0
+ * (waiting) or 3 (parked): src/wait/wait.h.
+ */
+#ifndef NL_MCS_QUEUE_H
+#define NL_MCS_QUEUE_H
+
+#include "numalock/spinlocks.h"
+#include "../core/internal.h"
+
+typedef _Atomic(nl_mcs_node_t *) nl_mcsq_tail_t;
+
+/* Join the queue: 0 when it was empty (the caller holds it now), else the
+ * grant its predecessor passed. A waiter that parked wakes its own
+ * successor as soon as it is granted, so that one is back on a CPU when its
+ * turn comes (early wake, src/wait/wait.h). */
+static inline uint32_t nl_mcsq_join(nl_mcsq_tail_t *tail, nl_mcs_node_t *me)
+{
+    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+    /* the predecessor grants only after it sees the link below (release
+     * orders this reset before it) */
+    atomic_store_explicit(&me->granted, NL_GRANT_WAITING, memory_order_relaxed);
+    nl_mcs_node_t *pred = atomic_exchange_explicit(tail, me, memory_order_acq_rel);
+    if (!pred)
+        return 0;
+    atomic_store_explicit(&pred->next, me, memory_order_release);
+    uint32_t g = nl_await32(&me->granted);
+    if (nl_parked_last(nl_self())) {
+        nl_mcs_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
+        if (next)
+            nl_nudge32(&next->granted);
+    }
+    return g;
+}
+
+/* The holder's successor; NULL after emptying the queue when it has none.
+ * A successor that has swapped the tail but not linked itself yet is waited
+ * for (it may be off its CPU: the spinner yields while overloaded). */
+static inline nl_mcs_node_t *nl_mcsq_next_or_empty(nl_mcsq_tail_t *tail, nl_mcs_node_t *me)
+{
+    nl_mcs_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
+    if (next)
+        return next;
+    nl_mcs_node_t *expect = me;
+    if (atomic_compare_exchange_strong_explicit(tail, &expect, NULL, memory_order_release,
+                                                memory_order_relaxed))
+        return NULL;
+    nl_spinner_t sp = NL_SPINNER_INIT;
+    while (!(next = atomic_load_explicit(&me->next, memory_order_acquire)))
+        nl_spin_once(&sp);
+    return next;
+}
+
+/* Leave: pass `grant` to the successor, or empty the queue. */
+static inline void nl_mcsq_leave(nl_mcsq_tail_t *tail, nl_mcs_node_t *me, uint32_t grant)
+{
+    nl_mcs_node_t *next = nl_mcsq_next_or_empty(tail, me);
+    if (next)
+        nl_grant32(&next->granted, grant);
+}
+
+/* Try to take an empty queue (one CAS); 0 or EBUSY. */
+static inline int nl_mcsq_try(nl_mcsq_tail_t *tail, nl_mcs_node_t *me)
+{
+    nl_mcs_node_t *expect = NULL;
+    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
+    atomic_store_explicit(&me->granted, NL_GRANT_WAITING, memory_order_relaxed);
+    return atomic_compare_exchange_strong_explicit(tail, &expect, me, memory_order_acq_rel,
+                                                   memory_order_relaxed) ? 0 : EBUSY;
+}
+
+#endif
