@@ -6,7 +6,7 @@
 #define NL_CST_IMPL_H
 
 #include "numalock/cst.h"
-#include "../core/internal.h"
+#include "mcs_queue.h"
 
 /* Waiter states of a local queue node (paper sec. 5.1): the waiting state of
  * MCS is split into spinning (UW) and parked (PW); L = the local lock was
@@ -46,8 +46,7 @@ typedef struct cst_snode {
     cst_qnode_t *parked;             /* (L) skipped parked waiters, oldest first */
     _Atomic uint32_t inflight;       /* woken (R) waiters not yet re-queued    */
     uint32_t global_held;            /* (L) the global lock belongs to this snode */
-    struct cst_snode *_Atomic gnext; /* global queue successor                 */
-    _Atomic uint32_t gstatus;        /* global grant word (0 wait, 3 parked, 1 granted) */
+    nl_mcs_node_t gq;                /* node in the global MCS queue (mcs_queue.h) */
     uint32_t nparked;                /* (L) length of `parked`                 */
     cst_qnode_t *parked_tail;        /* (L) newest of `parked`                 */
 } cst_snode_t;

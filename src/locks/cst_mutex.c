@@ -183,32 +183,18 @@ size_t nl_cst_snode_count(const nl_cst_mutex_t *m)
 }
 
 /* ---- global lock: MCS over snodes --------------------------------------- */
+/* The global lock is an MCS queue of snodes (their gq nodes; gtail names the
+ * last one): the socket leader joins it, waits, and once granted never
+ * re-queues (sec. 5.1); release grants the next leader (UW -> L, or L and a
+ * wake-up if it parked). */
 static void global_acquire(nl_cst_mutex_t *m, cst_snode_t *s)
 {
-    atomic_store_explicit(&s->gnext, NULL, memory_order_relaxed);
-    atomic_store_explicit(&s->gstatus, 0, memory_order_relaxed);
-    cst_snode_t *pred = atomic_exchange_explicit(&m->gtail, s, memory_order_acq_rel);
-    if (!pred)
-        return;
-    atomic_store_explicit(&pred->gnext, s, memory_order_release);
-    /* the socket leader waits; once woken it never re-queues (sec. 5.1) */
-    cst_await(&s->gstatus, 0);
+    nl_mcsq_join((nl_mcsq_tail_t *)&m->gtail, &s->gq);
 }
 
 static void global_release(nl_cst_mutex_t *m, cst_snode_t *s)
 {
-    cst_snode_t *next = atomic_load_explicit(&s->gnext, memory_order_acquire);
-    if (!next) {
-        void *expect = s;
-        if (atomic_compare_exchange_strong_explicit(&m->gtail, &expect, NULL, memory_order_acq_rel,
-                                                    memory_order_relaxed))
-            return;
-        nl_spinner_t sp = cst_spinner();
-        while (!(next = atomic_load_explicit(&s->gnext, memory_order_acquire)))
-            nl_spin_once(&sp);
-    }
-    /* UW -> L if the leader spins, else L + wake-up (sec. 5.1, release global) */
-    nl_grant32(&next->gstatus, 1);
+    nl_mcsq_leave((nl_mcsq_tail_t *)&m->gtail, &s->gq, 1);
 }
 
 /* ---- acquire ------------------------------------------------------------ */
@@ -310,7 +296,7 @@ static inline void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_siz
     atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
     cst_qnode_t *pred = NULL;
     void *g = atomic_load_explicit(&m->gtail, memory_order_relaxed);
-    if (NL_LIKELY((!g || g == (void *)s) &&
+    if (NL_LIKELY((!g || g == (void *)&s->gq) &&
                   atomic_compare_exchange_strong_explicit(&s->tail, &pred, me, memory_order_seq_cst,
                                                           memory_order_relaxed))) {
         after_local(m, s); /* the local lock was free */
@@ -330,7 +316,7 @@ static int cst_trylock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
     if (atomic_load_explicit(&s->tail, memory_order_relaxed))
         return EBUSY;
     void *g = atomic_load_explicit(&m->gtail, memory_order_relaxed);
-    if (g && g != (void *)s)
+    if (g && g != (void *)&s->gq)
         return EBUSY;
     me->snode = s;
     me->requeued = 0;
@@ -344,11 +330,7 @@ static int cst_trylock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
         s->passes++;
         return 0;
     }
-    atomic_store_explicit(&s->gnext, NULL, memory_order_relaxed);
-    atomic_store_explicit(&s->gstatus, 0, memory_order_relaxed);
-    void *gexpect = NULL;
-    if (atomic_compare_exchange_strong_explicit(&m->gtail, &gexpect, s, memory_order_acq_rel,
-                                                memory_order_relaxed)) {
+    if (nl_mcsq_try((nl_mcsq_tail_t *)&m->gtail, &s->gq) == 0) {
         s->global_held = 1;
         s->passes = 0;
         return 0;
@@ -415,7 +397,7 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
     cst_snode_t *s = me->snode;
     uint32_t limit = m->local_passes ? m->local_passes : CST_DEFAULT_PASSES;
     if (s->global_held && s->passes >= limit &&
-        atomic_load_explicit(&m->gtail, memory_order_relaxed) != s) {
+        atomic_load_explicit(&m->gtail, memory_order_relaxed) != (void *)&s->gq) {
         /* batching threshold reached and another node waits: release the
          * global lock first, then the local one (cohort release) */
         global_release(m, s);
