@@ -3,6 +3,7 @@
  * acquisitions are counted with an atomic add. */
 #include <errno.h>
 #include "core/internal.h"
+#include "locks/shfl_impl.h"
 
 void nl_stats_init(nl_stats_t *s)
 {
@@ -11,6 +12,8 @@ void nl_stats_init(nl_stats_t *s)
     atomic_init(&s->handovers, 0);
     atomic_init(&s->remote_handovers, 0);
     atomic_init(&s->read_acquisitions, 0);
+    atomic_init(&s->shuffles, 0);
+    atomic_init(&s->moved_waiters, 0);
     atomic_init(&s->parks, 0);
     atomic_init(&s->gate_waits, 0);
     atomic_init(&s->wakes, 0);
@@ -39,6 +42,15 @@ void nl_stats_on_acquire(nl_stats_t *s, bool contended)
     }
     atomic_store_explicit(&s->last_thread, me, memory_order_relaxed);
     atomic_store_explicit(&s->last_node, node, memory_order_relaxed);
+    /* ShflLock's waiters count their shuffles per thread (the lock has no
+     * room for them): they belong to the lock this thread just acquired */
+    if (NL_UNLIKELY(nl_shfl_tls_shuffles)) {
+        atomic_store_explicit(&s->shuffles, atomic_load_explicit(&s->shuffles, memory_order_relaxed) +
+                                                nl_shfl_tls_shuffles, memory_order_relaxed);
+        atomic_store_explicit(&s->moved_waiters, atomic_load_explicit(&s->moved_waiters, memory_order_relaxed) +
+                                                     nl_shfl_tls_moved, memory_order_relaxed);
+        nl_shfl_tls_shuffles = nl_shfl_tls_moved = 0;
+    }
 }
 
 /* What the calling thread's waiting counters moved by during one lock call
@@ -69,6 +81,8 @@ void nl_stats_read(const nl_stats_t *s, nl_stats_snapshot_t *out)
     out->handovers = atomic_load_explicit(&s->handovers, memory_order_relaxed);
     out->remote_handovers = atomic_load_explicit(&s->remote_handovers, memory_order_relaxed);
     out->read_acquisitions = atomic_load_explicit(&s->read_acquisitions, memory_order_relaxed);
+    out->shuffles = atomic_load_explicit(&s->shuffles, memory_order_relaxed);
+    out->moved_waiters = atomic_load_explicit(&s->moved_waiters, memory_order_relaxed);
     out->parks = atomic_load_explicit(&s->parks, memory_order_relaxed);
     out->gate_waits = atomic_load_explicit(&s->gate_waits, memory_order_relaxed);
     out->wakes = atomic_load_explicit(&s->wakes, memory_order_relaxed);

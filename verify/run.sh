@@ -13,13 +13,19 @@
 #   verify/run.sh qspinlock --broken     each deliberately broken variant, and the
 #                                        first version without each of its four
 #                                        fixes: must fail
+#   verify/run.sh shfl                   verify/shfl.pml, ShflLock's lock word, queue,
+#                                        shuffle pass and hand-over (src/locks/shfl.c):
+#                                        mutual exclusion, one shuffle pass at a time,
+#                                        no lost waiter; --full adds 3 threads x 2
+#                                        rounds (5e7 states, ~4 minutes)
+#   verify/run.sh shfl --broken          its three broken variants: must fail
 # Exit status 0 when every run gave the expected verdict.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 command -v spin >/dev/null 2>&1 || { echo "verify: spin is not installed (scripts/deps.d/spin.sh)"; exit 77; }
 model=cna
 case "${1:-}" in
-cna|qspinlock) model=$1; shift ;;
+cna|qspinlock|shfl) model=$1; shift ;;
 esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -105,6 +111,17 @@ qspinlock)
     *)
         must_pass "-DN=4@-DROUNDS=1 -DN=3@-DROUNDS=3" safety
         must_pass "$live $live@-DWATCH=0" liveness ;;
+    esac ;;
+shfl)
+    # quick (CTest): 3 and 4 threads x 1 round (two nodes, a shuffle that
+    # moves waiters, stealing, patience); --full adds 3 threads x 2 rounds
+    case "${1:-}" in
+    --broken)
+        for b in 1 2 3; do must_fail $b "-DN=4 -DROUNDS=1" safety; done ;;
+    *)
+        configs="-DN=3@-DROUNDS=1 -DN=4@-DROUNDS=1"
+        [ "${1:-}" = "--full" ] && configs="$configs -DN=3@-DROUNDS=2"
+        must_pass "$configs" safety ;;
     esac ;;
 esac
 exit $rc

@@ -121,6 +121,8 @@ typedef struct nl_stats_snapshot {
     uint64_t handovers;         /* acquisitions by another thread than the last holder */
     uint64_t remote_handovers;  /* ... whose node differs from the last holder's node */
     uint64_t read_acquisitions;
+    uint64_t shuffles;          /* ShflLock: shuffle passes that moved a waiter */
+    uint64_t moved_waiters;     /* ShflLock: waiters those passes moved forward */
     uint64_t parks;             /* waiters that slept on a futex in the queue   */
     uint64_t gate_waits;        /* passive waits at the gate (over-subscribed)  */
     uint64_t wakes;             /* futex wakes issued (hand-overs, early wakes) */
@@ -130,6 +132,7 @@ typedef struct nl_stats_snapshot {
 /* Raw statistics block, usable by code that keeps locks in its own storage. */
 typedef struct nl_stats {
     NL_ATOMIC(uint64_t) acquisitions, contended, handovers, remote_handovers, read_acquisitions;
+    NL_ATOMIC(uint64_t) shuffles, moved_waiters; /* counted by waiters, added by the next holder */
     NL_ATOMIC(uint64_t) parks, gate_waits, wakes, handovers_to_parked; /* waiting (src/wait) */
     NL_ATOMIC(int64_t) last_thread;
     NL_ATOMIC(int32_t) last_node;
