@@ -21,6 +21,7 @@ static const bench_workload_t *const workloads[] = {
     &bench_rwhash,
     &bench_footprint,
     &bench_contention,
+    &bench_delegation,
 };
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
 

@@ -128,6 +128,7 @@ const char *bench_workload_names(char *buf, size_t len);
 extern const bench_workload_t bench_kvmap, bench_latency, bench_instructions;
 extern const bench_workload_t bench_rwhash, bench_footprint;
 extern const bench_workload_t bench_contention;
+extern const bench_workload_t bench_delegation;
 
 /* Monotonic nanoseconds. */
 static inline uint64_t bench_now_ns(void)

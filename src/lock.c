@@ -157,10 +157,29 @@ void nl_lock_read_release(nl_lock_t *l)
         l->ops->release(l->storage);
 }
 
+/* A delegation lock's critical section may run on a server thread: the
+ * statistics are counted inside it, where the lock is held exclusively. */
+typedef struct {
+    void *(*fn)(void *);
+    void *arg;
+    nl_stats_t *stats;
+} nl_exec_counted_t;
+
+static void *exec_counted(void *p)
+{
+    nl_exec_counted_t *c = p;
+    nl_stats_on_acquire(c->stats, false);
+    return c->fn(c->arg);
+}
+
 void *nl_lock_execute(nl_lock_t *l, void *(*fn)(void *), void *arg)
 {
-    if (l->ops->execute && !l->stats)
-        return l->ops->execute(l->storage, fn, arg);
+    if (l->ops->execute) {
+        if (NL_LIKELY(!l->stats))
+            return l->ops->execute(l->storage, fn, arg);
+        nl_exec_counted_t c = { fn, arg, l->stats };
+        return l->ops->execute(l->storage, exec_counted, &c);
+    }
     nl_lock_acquire(l);
     void *r = fn(arg);
     nl_lock_release(l);

@@ -2,7 +2,7 @@
  * The shared stress harness: every registered lock must pass it.
  *
  *   stress --lock NAME [--threads N] [--topology SPEC] [--ops TOTAL] [--watchdog SEC]
- *          [--read-pct P]
+ *          [--read-pct P] [--execute]
  *
  * Checks:
  *  - mutual exclusion: a non-atomic counter incremented with a widened
@@ -17,6 +17,10 @@
  *    --watchdog seconds (default 20) instead of letting it hang;
  *  - rw locks (--read-pct > 0): readers never see a writer inside, and more
  *    than one reader was inside at once at least once (reported).
+ *  - --execute: three write sections in four run as a function through
+ *    nl_lock_execute (for a delegation lock, possibly on a server thread),
+ *    the rest through acquire/release, on the same lock: each call must get
+ *    its own function's result back, and both kinds exclude each other.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -39,6 +43,7 @@ static int nthreads = 4;
 static long total_ops = 20000;
 static int read_pct = 0;
 static double watchdog_s = 20;
+static int use_execute = 0;
 
 /* shared state protected by the lock: deliberately not atomic */
 static volatile long counter;
@@ -102,6 +107,15 @@ static void read_section(int tid)
     atomic_fetch_sub(&readers_inside, 1);
 }
 
+typedef struct { int tid; long i; } exec_arg_t;
+
+static void *exec_section(void *p)
+{
+    exec_arg_t *a = p;
+    write_section(a->tid, a->i);
+    return (void *)((uintptr_t)a->tid << 32 | (uintptr_t)a->i); /* distinct per call */
+}
+
 typedef struct { int tid; long ops; } targ_t;
 
 static void *worker(void *p)
@@ -124,6 +138,12 @@ static void *worker(void *p)
                 nl_lock_read_release(lock);
             }
             atomic_fetch_add(&reads_done, 1);
+        } else if (use_execute && (rng >> 24) % 4 != 0) {
+            exec_arg_t ea = { tid, i };
+            void *r = nl_lock_execute(lock, exec_section, &ea);
+            if (r != (void *)((uintptr_t)tid << 32 | (uintptr_t)i))
+                fail("nl_lock_execute returned another call's result", tid);
+            writes++;
         } else if ((rng >> 20) % 8 == 0) {
             if (w_try(direct) == 0) {
                 write_section(tid, i);
@@ -295,9 +315,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--ops") && v) total_ops = atol(argv[++i]);
         else if (!strcmp(argv[i], "--watchdog") && v) watchdog_s = atof(argv[++i]);
         else if (!strcmp(argv[i], "--read-pct") && v) read_pct = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--execute")) use_execute = 1;
         else {
             fprintf(stderr, "stress: unknown option '%s': valid options are --lock, --threads, "
-                    "--topology, --ops, --watchdog, --read-pct\n", argv[i]);
+                    "--topology, --ops, --watchdog, --read-pct, --execute\n", argv[i]);
             return 2;
         }
     }

@@ -27,6 +27,7 @@
 
 #include "numalock.h"
 #include "spinlocks.h"
+#include "topology.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,17 +67,17 @@ typedef struct nl_sanl_slot nl_sanl_slot_t;
 
 typedef struct nl_sanl {
     nl_mcs_t ll;                          /* the in-place lock; the server holds it */
-    _Atomic uint32_t server_up;           /* 1 while a server walks the array */
-    _Atomic int32_t server_node;
-    _Atomic int32_t votes;                /* C_g: threads voting for delegation */
-    _Atomic int32_t fvotes;               /* second vote: threads voting restrictive */
-    _Atomic int32_t joined;               /* threads that have used this lock */
-    _Atomic int32_t hwm;                  /* highest slot + 1 that has used this lock */
+    NL_ATOMIC(uint32_t) server_up;           /* 1 while a server walks the array */
+    NL_ATOMIC(int32_t) server_node;
+    NL_ATOMIC(int32_t) votes;                /* C_g: threads voting for delegation */
+    NL_ATOMIC(int32_t) fvotes;               /* second vote: threads voting restrictive */
+    NL_ATOMIC(int32_t) joined;               /* threads that have used this lock */
+    NL_ATOMIC(int32_t) hwm;                  /* highest slot + 1 that has used this lock */
     nl_sanl_config_t cfg;
-    _Atomic uint8_t q_node[NL_MAX_NODES_DELEG]; /* remote FIFO: one waiter per node */
-    _Atomic(nl_sanl_slot_t *) chunks[NL_DELEG_MAX_SLOTS / NL_DELEG_CHUNK];
+    NL_ATOMIC(uint8_t) q_node[NL_MAX_NODES]; /* remote FIFO: one waiter per node */
+    NL_ATOMIC(nl_sanl_slot_t *) chunks[NL_DELEG_MAX_SLOTS / NL_DELEG_CHUNK];
     /* statistics, written under ll */
-    _Atomic uint64_t served, own, inplace, terms, switches, takeovers;
+    NL_ATOMIC(uint64_t) served, own, inplace, terms, switches, takeovers, handbacks, timeouts;
 } nl_sanl_t;
 
 typedef struct nl_sanl_stats {
@@ -86,6 +87,8 @@ typedef struct nl_sanl_stats {
     uint64_t terms;      /* server terms (nominations) */
     uint64_t switches;   /* per-thread mode switches (in-place <-> delegation) */
     uint64_t takeovers;  /* clients that took their request back and ran it */
+    uint64_t handbacks;  /* requests that waited on a condition, sent back to run in place */
+    uint64_t timeouts;   /* clients that waited T_w and queued on the in-place lock */
 } nl_sanl_stats_t;
 
 NL_API int  nl_sanl_init(nl_sanl_t *l, const nl_sanl_config_t *cfg); /* cfg may be NULL */
@@ -98,11 +101,14 @@ NL_API void nl_sanl_stats(const nl_sanl_t *l, nl_sanl_stats_t *out);
 NL_API size_t nl_sanl_footprint(const nl_sanl_t *l);
 
 /* Condition variable for SANL critical sections (sec. 3.3.2). Wait only from
- * inside a critical section of `l` (executed in place or by a server): the
- * lock is released while waiting, and a server that waits gives up its role,
- * so the other requests are served meanwhile. Spurious wake-ups happen: wait
- * in a loop on the predicate. Zero-initialised is ready. */
-typedef struct nl_sanl_cond { _Atomic uint32_t seq; } nl_sanl_cond_t;
+ * inside a critical section of `l`, and before the section has changed
+ * anything (the usual `while (!ready) nl_sanl_cond_wait(l, c);` first): a
+ * section a server runs for another thread is abandoned at the wait and runs
+ * again from its start on its caller's thread, in place, where the wait
+ * releases the lock and sleeps. The server never blocks in a request.
+ * Spurious wake-ups happen: wait in a loop on the predicate. Zero-initialised
+ * is ready. */
+typedef struct nl_sanl_cond { NL_ATOMIC(uint32_t) seq; } nl_sanl_cond_t;
 NL_API void nl_sanl_cond_wait(nl_sanl_t *l, nl_sanl_cond_t *c);
 NL_API void nl_sanl_cond_signal(nl_sanl_cond_t *c);
 NL_API void nl_sanl_cond_broadcast(nl_sanl_cond_t *c);
@@ -112,10 +118,10 @@ typedef struct nl_fc_rec nl_fc_rec_t;
 
 typedef struct nl_fc {
     nl_mcs_t ll;                         /* the combiner lock; plain acquire takes it */
-    _Atomic(nl_fc_rec_t *) head;         /* publication list */
+    NL_ATOMIC(nl_fc_rec_t *) head;         /* publication list */
     uint64_t pass;                       /* combining passes (combiner only) */
-    _Atomic(nl_fc_rec_t *) chunks[NL_DELEG_MAX_SLOTS / NL_DELEG_CHUNK];
-    _Atomic uint64_t served, own, terms;
+    NL_ATOMIC(nl_fc_rec_t *) chunks[NL_DELEG_MAX_SLOTS / NL_DELEG_CHUNK];
+    NL_ATOMIC(uint64_t) served, own, terms;
 } nl_fc_t;
 
 typedef struct nl_fc_stats {

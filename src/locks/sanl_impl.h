@@ -1,0 +1,417 @@
+/*
+ * SANL: Scalable Adaptive NUMA-aware Lock (Zhang, Chen, Shen, Guo, Liu, Wang;
+ * IEEE TPDS 28(6), 2017). The algorithm, as static functions: sanl.c wraps
+ * them into the library; tests/test_delegation.c compiles them a second time
+ * with NL_SANL_BROKEN_DROP (a server that drops the requests it finds while
+ * downgrading) to show that the harness catches a lost request.
+ *
+ * Read against the paper:
+ *  - sanl_vote():     algorithm 1 (both votes: in-place/delegation on theta_l,
+ *                     free/restrictive on theta_f), C_l from equation (1);
+ *  - sanl_serve():    algorithm 2 (execute own, walk the request array while
+ *                     server_state is UP, RequestDensity counter against L_s,
+ *                     walk limit T_s, downgrade);
+ *  - sanl_delegate(): algorithm 3 (second vote / NUMA admission, the remote
+ *                     queue Q with one waiter per node, send the request,
+ *                     wait, after T_w try to become the server, take the
+ *                     request back if no server ran it);
+ *  - sanl_cond_wait(): section 3.3.2, changed: a request that waits goes
+ *                     back to its client, which runs it in place on its own
+ *                     thread; the server never blocks in a request.
+ *
+ * Invariants (checked by the harness and verify/sanl.pml):
+ *  I1 every execution of a critical section happens with ll held (in place,
+ *     by a server, or by a client that took its request back);
+ *  I2 a request's fn is cleared only with ll held, by the one thread that
+ *     runs it (server) or takes it back (its client): exactly once;
+ *  I3 a published request is either run by a server or taken back: a client
+ *     that has not been answered within T_w queues on ll, and with ll held it
+ *     sees its request either answered (fn NULL) or still pending.
+ */
+#ifndef NL_SANL_IMPL_H
+#define NL_SANL_IMPL_H
+
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include "numalock/delegation.h"
+#include "../core/internal.h"
+#include "deleg_ids.h"
+
+/* One thread's record in one lock: the request line (shared with the
+ * server) and the thread's own voting state (paper: per-thread variables). */
+struct nl_sanl_slot {
+    _Alignas(NL_CACHELINE) _Atomic(nl_deleg_fn) fn; /* non-NULL: pending */
+    void *arg;
+    void *result;
+    _Atomic uint32_t exec;  /* the paper's cond: a server is running it */
+    _Atomic uint32_t done;  /* grant word: 1 when answered */
+    _Alignas(NL_CACHELINE) uint64_t begin, end; /* previous critical section, cycles */
+    uint32_t c_l;           /* contention level, 1/1024 */
+    uint32_t tick;          /* critical sections, for sampling C_l */
+    int32_t cnt, fcnt;      /* boundary counters of the two votes */
+    uint8_t joined, vote, fvote, mode;
+};
+
+#define SANL_ONE 1024u
+
+/* Grant values of a request's done word. */
+#define SANL_ANSWERED 1u
+#define SANL_RETRY 2u  /* it waited on a condition: run it on your own thread */
+
+/* The request a server is running for another thread, for sanl_cond_wait:
+ * a waiting request jumps back to the server's walk (see sanl_run). */
+typedef struct sanl_exec {
+    nl_sanl_t *l;
+    struct sanl_exec *prev;
+    sigjmp_buf jb;
+} sanl_exec_t;
+static NL_TLS sanl_exec_t *sanl_execs;
+
+static inline nl_sanl_slot_t *sanl_slot(nl_sanl_t *l, int id)
+{
+    unsigned c = (unsigned)id / NL_DELEG_CHUNK;
+    nl_sanl_slot_t *chunk = atomic_load_explicit(&l->chunks[c], memory_order_acquire);
+    if (NL_UNLIKELY(!chunk)) {
+        nl_sanl_slot_t *fresh = NULL;
+        if (posix_memalign((void **)&fresh, NL_CACHELINE, NL_DELEG_CHUNK * sizeof *fresh) || !fresh)
+            return NULL;
+        memset(fresh, 0, NL_DELEG_CHUNK * sizeof *fresh);
+        nl_sanl_slot_t *expect = NULL;
+        if (atomic_compare_exchange_strong_explicit(&l->chunks[c], &expect, fresh, memory_order_acq_rel,
+                                                    memory_order_acquire))
+            chunk = fresh;
+        else {
+            free(fresh);
+            chunk = expect;
+        }
+    }
+    nl_sanl_slot_t *s = &chunk[(unsigned)id % NL_DELEG_CHUNK];
+    if (NL_UNLIKELY(!s->joined)) {
+        s->joined = 1;
+        atomic_fetch_add_explicit(&l->joined, 1, memory_order_relaxed);
+        int32_t h = atomic_load_explicit(&l->hwm, memory_order_relaxed);
+        while (h < id + 1 &&
+               !atomic_compare_exchange_weak_explicit(&l->hwm, &h, id + 1, memory_order_release,
+                                                      memory_order_relaxed))
+            ;
+    }
+    return s;
+}
+
+/* ---- algorithm 1: C_l (equation 1, alpha = 1/2) and the two votes -------- */
+static inline void sanl_vote(nl_sanl_t *l, nl_sanl_slot_t *s, uint64_t now)
+{
+    if (NL_LIKELY(s->begin && now > s->begin)) {
+        uint64_t in_cs = s->end > s->begin ? s->end - s->begin : 0;
+        uint64_t ratio = in_cs * SANL_ONE / (now - s->begin);
+        if (ratio > SANL_ONE)
+            ratio = SANL_ONE;
+        s->c_l = (uint32_t)((ratio + s->c_l) / 2);
+    }
+    int32_t b = (int32_t)l->cfg.boundary;
+    if (s->vote) {
+        if (s->c_l < l->cfg.theta_l) {
+            if (++s->cnt > b) {
+                s->vote = 0; /* support in-place mode */
+                atomic_fetch_sub_explicit(&l->votes, 1, memory_order_relaxed);
+                s->cnt = 0;
+            }
+        } else if (s->cnt > 0)
+            s->cnt--;
+    } else {
+        if (s->c_l >= l->cfg.theta_l) {
+            if (++s->cnt > b) {
+                s->vote = 1; /* support delegation mode */
+                atomic_fetch_add_explicit(&l->votes, 1, memory_order_relaxed);
+                s->cnt = 0;
+            }
+        } else if (s->cnt > 0)
+            s->cnt--;
+    }
+    /* second vote (sec. 3.3.1): restrictive when C_l is at or above theta_f */
+    if (s->fvote) {
+        if (s->c_l < l->cfg.theta_f) {
+            if (++s->fcnt > b) {
+                s->fvote = 0;
+                atomic_fetch_sub_explicit(&l->fvotes, 1, memory_order_relaxed);
+                s->fcnt = 0;
+            }
+        } else if (s->fcnt > 0)
+            s->fcnt--;
+    } else {
+        if (s->c_l >= l->cfg.theta_f) {
+            if (++s->fcnt > b) {
+                s->fvote = 1;
+                atomic_fetch_add_explicit(&l->fvotes, 1, memory_order_relaxed);
+                s->fcnt = 0;
+            }
+        } else if (s->fcnt > 0)
+            s->fcnt--;
+    }
+}
+
+static inline void sanl_count(_Atomic uint64_t *c)
+{
+    /* written with ll held: no read-modify-write needed */
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+/* Run another thread's request. If it waits on a condition
+ * (sanl_cond_wait), it comes back here by siglongjmp, before it has changed
+ * anything (the documented rule: wait first), and goes back to its client
+ * (SANL_RETRY), which runs it in place on its own thread: the server never
+ * blocks in a request (paper sec. 3.3.2 blocks the server thread instead). */
+static __attribute__((noinline)) uint32_t sanl_run(nl_sanl_t *l, nl_sanl_slot_t *r, nl_deleg_fn f)
+{
+    sanl_exec_t ex;
+    ex.l = l;
+    ex.prev = sanl_execs;
+    sanl_execs = &ex;
+    if (sigsetjmp(ex.jb, 0)) {
+        sanl_execs = ex.prev;
+        return SANL_RETRY;
+    }
+    r->result = f(r->arg);
+    sanl_execs = ex.prev;
+    return SANL_ANSWERED;
+}
+
+/* One walk over the request array (algorithm 2, lines 5-12); ll held.
+ * Returns the number of requests run. `final`: the walk after server_state
+ * went DOWN (see sanl_serve). */
+static inline uint32_t sanl_walk(nl_sanl_t *l, nl_sanl_slot_t *me, int final)
+{
+    (void)final;
+    uint32_t n = 0;
+    int32_t hwm = atomic_load_explicit(&l->hwm, memory_order_acquire);
+    for (int32_t c = 0; c * NL_DELEG_CHUNK < hwm; c++) {
+        nl_sanl_slot_t *chunk = atomic_load_explicit(&l->chunks[c], memory_order_acquire);
+        if (!chunk)
+            continue;
+        int32_t end = hwm - c * NL_DELEG_CHUNK;
+        if (end > NL_DELEG_CHUNK)
+            end = NL_DELEG_CHUNK;
+        for (int32_t i = 0; i < end; i++) {
+            nl_sanl_slot_t *r = &chunk[i];
+            nl_deleg_fn f = atomic_load_explicit(&r->fn, memory_order_acquire);
+            if (!f || r == me || atomic_load_explicit(&r->exec, memory_order_relaxed))
+                continue;
+#ifdef NL_SANL_BROKEN_DROP
+            if (final) { /* BROKEN: answered without being run */
+                atomic_store_explicit(&r->fn, NULL, memory_order_relaxed);
+                nl_grant32(&r->done, 1);
+                continue;
+            }
+#endif
+            atomic_store_explicit(&r->exec, 1, memory_order_relaxed);
+            uint32_t answer = sanl_run(l, r, f);
+            atomic_store_explicit(&r->exec, 0, memory_order_relaxed);
+            atomic_store_explicit(&r->fn, NULL, memory_order_relaxed);
+            nl_grant32(&r->done, answer);
+            sanl_count(answer == SANL_ANSWERED ? &l->served : &l->handbacks);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* The server's pause after an empty walk, and a client's pause while it
+ * waits within T_w: cycles on the time-stamp counter, with a PAUSE only now
+ * and then (in a virtual machine, a run of PAUSEs can exit to the
+ * hypervisor: microseconds, where an answer takes a few hundred cycles). */
+#define SANL_GAP 256
+static inline void sanl_gap(void)
+{
+    uint64_t t = nl_deleg_cycles();
+    while (nl_deleg_cycles() - t < SANL_GAP)
+        __asm__ __volatile__("" ::: "memory");
+}
+
+static inline uint32_t sanl_ls(const nl_sanl_t *l, uint32_t c_l)
+{
+    uint64_t ls = (uint64_t)l->cfg.ls_k * SANL_ONE / (c_l > 8 ? c_l : 8);
+    return ls < 1 ? 1 : ls > 1000 ? 1000 : (uint32_t)ls;
+}
+
+/* Algorithm 2: ll held. Run our own critical section (if any), then serve
+ * until the request density stays low for more than L_s walks or T_s walks
+ * are done; downgrade and release ll. */
+static void *sanl_serve(nl_sanl_t *l, nl_sanl_slot_t *me, nl_deleg_fn fn, void *arg, int node)
+{
+    void *res = NULL;
+    if (fn) {
+        res = fn(arg);
+        sanl_count(&l->own);
+    }
+    sanl_count(&l->terms);
+    atomic_store_explicit(&l->server_node, node, memory_order_relaxed);
+    atomic_store_explicit(&l->server_up, 1, memory_order_seq_cst);
+    uint32_t ls = sanl_ls(l, me ? me->c_l : SANL_ONE), low = 0;
+    for (uint32_t walks = 1;; walks++) {
+        uint32_t n = sanl_walk(l, me, 0);
+        if (n == 0) {
+            low++; /* RequestDensity <= 0 */
+            sanl_gap();
+        } else if (low > 0)
+            low--;
+        if (low > ls || walks >= l->cfg.t_s)
+            break;
+    }
+    /* server_state = DOWN, then one more walk: a client that published before
+     * it saw DOWN is answered here; one that saw DOWN takes ll and its request
+     * back (sequentially consistent store/load pair with the client's) */
+    atomic_store_explicit(&l->server_up, 0, memory_order_seq_cst);
+    sanl_walk(l, me, 1);
+    nl_mcs_release(&l->ll);
+    return res;
+}
+
+static inline uint64_t sanl_elapsed(uint64_t since) { return nl_deleg_cycles() - since; }
+
+/* serving-first / distance-first admission of a client to the current server */
+static inline int sanl_admitted(const nl_sanl_t *l, const nl_sanl_slot_t *s, int node)
+{
+    if (l->cfg.policy == NL_SANL_NO_NUMA)
+        return 1;
+    if (atomic_load_explicit(&l->server_node, memory_order_relaxed) == node)
+        return 1;
+    if (l->cfg.policy == NL_SANL_DISTANCE_FIRST)
+        return 0;
+    int32_t joined = atomic_load_explicit(&l->joined, memory_order_relaxed);
+    int restrictive = 2 * atomic_load_explicit(&l->fvotes, memory_order_relaxed) > joined;
+    return !restrictive || s->c_l < l->cfg.theta_f; /* free mode, or a light remote client */
+}
+
+/* Algorithm 3 (a thread in delegation mode). */
+static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void *arg, int node)
+{
+    nl_spinner_t sp = NL_SPINNER_INIT;
+    uint64_t t0 = nl_deleg_cycles();
+    /* become the server by trylock, or wait until we may send to the server */
+    for (;;) {
+        if (atomic_load_explicit(&l->ll.tail, memory_order_relaxed) == NULL && nl_mcs_try(&l->ll) == 0)
+            return sanl_serve(l, s, fn, arg, node);
+        if (!atomic_load_explicit(&l->server_up, memory_order_acquire) || sanl_admitted(l, s, node))
+            break;
+        /* a remote server that does not admit us: after T_w, queue for ll
+         * unless a thread of this node is queued already (Q, one per node) */
+        if (sanl_elapsed(t0) > l->cfg.t_w && !atomic_load_explicit(&l->q_node[node], memory_order_relaxed)) {
+            uint8_t expect = 0;
+            if (atomic_compare_exchange_strong_explicit(&l->q_node[node], &expect, 1, memory_order_acquire,
+                                                        memory_order_relaxed)) {
+                nl_mcs_acquire(&l->ll);
+                atomic_store_explicit(&l->q_node[node], 0, memory_order_release);
+                return sanl_serve(l, s, fn, arg, node);
+            }
+        }
+        nl_spin_once(&sp);
+    }
+    /* send the request */
+    s->arg = arg;
+    atomic_store_explicit(&s->done, NL_GRANT_WAITING, memory_order_relaxed);
+    atomic_store_explicit(&s->fn, fn, memory_order_seq_cst);
+    t0 = nl_deleg_cycles();
+    for (sp.n = 0;;) {
+        uint32_t d = atomic_load_explicit(&s->done, memory_order_acquire);
+        if (d == SANL_ANSWERED)
+            return s->result;
+        if (d == SANL_RETRY) {
+            nl_mcs_acquire(&l->ll);
+            return sanl_serve(l, s, fn, arg, node);
+        }
+        /* no server and a free lock: become the server (and take the request back) */
+        if (!atomic_load_explicit(&l->server_up, memory_order_seq_cst) &&
+            atomic_load_explicit(&l->ll.tail, memory_order_relaxed) == NULL && nl_mcs_try(&l->ll) == 0)
+            goto holding;
+        if ((++sp.n & 15) == 0) {
+            if (sanl_elapsed(t0) > l->cfg.t_w)
+                break;
+            nl_cpu_relax();
+        }
+    }
+    /* waited T_w: await the server that runs it now, or queue on ll, which
+     * the server (or an in-place holder) hands on */
+    atomic_fetch_add_explicit(&l->timeouts, 1, memory_order_relaxed);
+    if (atomic_load_explicit(&s->exec, memory_order_relaxed)) {
+        if (nl_await32(&s->done) == SANL_ANSWERED)
+            return s->result;
+        nl_mcs_acquire(&l->ll);
+        return sanl_serve(l, s, fn, arg, node); /* it waits: run it here */
+    }
+    nl_mcs_acquire(&l->ll);
+holding:
+    /* exec is 0 here: a server sets and clears it within one hold of ll */
+    if (atomic_load_explicit(&s->fn, memory_order_relaxed) == NULL) {
+        if (atomic_load_explicit(&s->done, memory_order_relaxed) == SANL_RETRY)
+            return sanl_serve(l, s, fn, arg, node); /* handed back: run it here */
+        void *res = s->result; /* answered before we got ll */
+        sanl_serve(l, s, NULL, NULL, node);
+        return res;
+    }
+    atomic_store_explicit(&s->fn, NULL, memory_order_relaxed); /* take it back */
+    sanl_count(&l->takeovers);
+    return sanl_serve(l, s, fn, arg, node);
+}
+
+static void *sanl_execute_impl(nl_sanl_t *l, nl_deleg_fn fn, void *arg)
+{
+    int id = nl_deleg_slot();
+    nl_sanl_slot_t *s = id >= 0 ? sanl_slot(l, id) : NULL;
+    if (NL_UNLIKELY(!s)) { /* no slot: in place */
+        nl_mcs_acquire(&l->ll);
+        void *r = fn(arg);
+        sanl_count(&l->inplace);
+        nl_mcs_release(&l->ll);
+        return r;
+    }
+    /* C_l is sampled (paper sec. 3.1 allows it): every fourth section is
+     * timed, and the next one's start closes its ratio and votes; a cycle
+     * counter read costs 55 ns in this project's virtual machines */
+    uint32_t k = ++s->tick & 3;
+    uint64_t now = k >= 3 || k == 0 ? nl_deleg_cycles() : 0;
+    if (k == 0)
+        sanl_vote(l, s, now);
+    int delegate, mode = __atomic_load_n(&l->cfg.mode, __ATOMIC_RELAXED); /* tests flip it */
+    if (mode == NL_SANL_ADAPTIVE)
+        delegate = 2 * atomic_load_explicit(&l->votes, memory_order_relaxed) >
+                   atomic_load_explicit(&l->joined, memory_order_relaxed);
+    else
+        delegate = mode == NL_SANL_DELEGATE;
+    if (NL_UNLIKELY(delegate != s->mode)) {
+        s->mode = (uint8_t)delegate;
+        atomic_fetch_add_explicit(&l->switches, 1, memory_order_relaxed);
+    }
+    void *r;
+    if (!delegate) {
+        nl_mcs_acquire(&l->ll);
+        r = fn(arg);
+        sanl_count(&l->inplace);
+        nl_mcs_release(&l->ll);
+    } else {
+        r = sanl_delegate(l, s, fn, arg, nl_self_node(nl_self()));
+    }
+    if (k == 3) {
+        s->begin = now;
+        s->end = nl_deleg_cycles();
+    }
+    return r;
+}
+
+/* Inside a request a server runs for another thread: back to the server's
+ * walk (the request goes back to its client). Otherwise the caller holds ll
+ * itself (in place, or its own section before it serves): release ll, sleep
+ * until signalled, take ll again. */
+static void sanl_cond_wait_impl(nl_sanl_t *l, nl_sanl_cond_t *c)
+{
+    if (sanl_execs && sanl_execs->l == l)
+        siglongjmp(sanl_execs->jb, 1);
+    uint32_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+    nl_mcs_release(&l->ll);
+    nl_futex_wait(&c->seq, seq);
+    nl_mcs_acquire(&l->ll);
+}
+
+#endif
