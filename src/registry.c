@@ -11,6 +11,7 @@ extern const nl_lock_ops_t nl_ops_cna, nl_ops_cna_opt, nl_ops_qspinlock, nl_ops_
 extern const nl_lock_ops_t nl_ops_c_bo_mcs, nl_ops_c_tkt_tkt, nl_ops_hmcs;
 extern const nl_lock_ops_t nl_ops_cst_mutex, nl_ops_cst_rwsem, nl_ops_pthread_rwlock;
 extern const nl_lock_ops_t nl_ops_futex_rwlock;
+extern const nl_lock_ops_t nl_ops_sanl, nl_ops_fc;
 extern const nl_lock_ops_t nl_ops_shfl, nl_ops_shfl_block;
 
 static const nl_lock_ops_t *const registry[] = {
@@ -33,6 +34,8 @@ static const nl_lock_ops_t *const registry[] = {
     &nl_ops_cst_rwsem,
     &nl_ops_pthread_rwlock,
     &nl_ops_futex_rwlock,
+    &nl_ops_sanl,
+    &nl_ops_fc,
 };
 
 #define N_LOCKS (sizeof registry / sizeof registry[0])
