@@ -17,10 +17,9 @@
 #include "../bench/bench.h"
 #include "numalock/measure.h"
 #include "numalock_cli.h"
+#include "../bench/opts.h"
 
 #define PROG "numalock topo --measure"
-#define VALID_OPTS "--measure, --method cas|store, --rounds N, --trips N, --budget S, --cpus LIST, " \
-                   "--matrix FILE, --json FILE, --no-store"
 
 static void progress(void *arg, int done, int total, double elapsed)
 {
@@ -264,48 +263,39 @@ int nl_cli_topo_measure(int argc, char **argv)
     size_t off = (size_t)snprintf(command, sizeof command, "numalock");
     for (int i = 0; i < argc && off < sizeof command; i++)
         off += (size_t)snprintf(command + off, sizeof command - off, " %s", argv[i]);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        double x;
-        if (!strcmp(a, "--measure"))
-            continue;
-        if (!strcmp(a, "--no-store")) {
-            store = 0;
-            continue;
-        }
-        if (strcmp(a, "--method") && strcmp(a, "--rounds") && strcmp(a, "--trips") && strcmp(a, "--budget") &&
-            strcmp(a, "--cpus") && strcmp(a, "--json") && strcmp(a, "--matrix")) {
-            fprintf(stderr, "%s: unknown option '%s': valid options are " VALID_OPTS "\n", PROG, a);
-            return 2;
-        }
-        if (!v) {
-            fprintf(stderr, "%s: option '%s' needs a value\n", PROG, a);
-            return 2;
-        }
-        i++;
-        if (!strcmp(a, "--method")) {
-            if (strcmp(v, "cas") && strcmp(v, "store")) {
-                fprintf(stderr, "%s: unknown method '%s': valid choices are cas, store\n", PROG, v);
-                return 2;
-            }
-            o.method = v;
-        } else if (!strcmp(a, "--rounds")) {
-            if (whole(a, v, 1000, &o.rounds))
-                return 2;
-        } else if (!strcmp(a, "--trips")) {
-            if (whole(a, v, 10000000, &o.trips))
-                return 2;
-        } else if (!strcmp(a, "--budget")) {
-            if (positive(a, v, 3600, &x))
-                return 2;
-            o.budget_s = x;
-        } else if (!strcmp(a, "--cpus"))
-            cpulist = v;
-        else if (!strcmp(a, "--json"))
-            json = v;
-        else
-            matrix = v;
+    const char *method = NULL, *rounds = NULL, *trips = NULL, *budget = NULL;
+    int measure_flag = 0, no_store = 0;
+    const nl_opt_t opts[] = {
+        { "--measure", NULL, "measure core-to-core latency", NULL, &measure_flag },
+        { "--method", "cas|store", "how the cache line is bounced", &method, NULL },
+        { "--rounds", "N", "rounds per pair, the best kept", &rounds, NULL },
+        { "--trips", "N", "round trips per round, at most", &trips, NULL },
+        { "--budget", "S", "seconds the whole measurement may take", &budget, NULL },
+        { "--cpus", "LIST", "the CPUs to measure", &cpulist, NULL },
+        { "--matrix", "FILE", "cluster a saved matrix instead of measuring", &matrix, NULL },
+        { "--json", "FILE", "write the matrix and verdict as JSON", &json, NULL },
+        { "--no-store", NULL, "do not store the result for --topology measured", NULL, &no_store },
+        { 0 },
+    };
+    char perr[1024];
+    if (nl_opts_parse(opts, argc, argv, 1, 0, NULL, perr, sizeof perr) < 0) {
+        fprintf(stderr, "%s: %s\n", PROG, perr);
+        return 2;
     }
+    store = !no_store;
+    if (method) {
+        if (strcmp(method, "cas") && strcmp(method, "store")) {
+            fprintf(stderr, "%s: unknown method '%s': valid choices are cas, store\n", PROG, method);
+            return 2;
+        }
+        o.method = method;
+    }
+    if (rounds && whole("--rounds", rounds, 1000, &o.rounds))
+        return 2;
+    if (trips && whole("--trips", trips, 10000000, &o.trips))
+        return 2;
+    if (budget && positive("--budget", budget, 3600, &o.budget_s))
+        return 2;
     nl_c2c_t m;
     char err[512];
     if (matrix) {
