@@ -70,9 +70,11 @@ static inline int nlp_interposable(const nl_lock_ops_t *ops, char *why, size_t l
 }
 
 /* The default spin lock when NUMALOCK_SPIN is unset: the first of these
- * that is registered and fits a pthread_spinlock_t (docs/PRELOAD.md,
- * "Spin locks", has the measurement). */
-#define NLP_DEFAULT_SPIN_CHOICES "qspinlock-cna", "hbo", "ttas"
+ * that is registered and fits a pthread_spinlock_t. Measured in
+ * docs/PRELOAD.md (pthread_spinlock_t): hbo, NUMA-aware in 4 bytes, had the
+ * best medians at 2 and 4 threads; qspinlock-cna's FIFO hand-over to a
+ * preempted waiter gave it the worst outliers on 2 cores. */
+#define NLP_DEFAULT_SPIN_CHOICES "hbo", "qspinlock-cna", "ttas"
 #define NLP_SPIN_BYTES 4 /* sizeof(pthread_spinlock_t) */
 
 /* 0 if `ops` can stand in for a pthread_spinlock_t (NUMALOCK_SPIN; pthread =
