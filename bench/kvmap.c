@@ -114,6 +114,7 @@ typedef struct {
     long key_range;
     unsigned update_pct;
     unsigned external;
+    int execute;      /* --execute 1: critical sections as functions (nl_lock_execute) */
     kv_thread_t *t;
 } kv_state_t;
 
@@ -123,6 +124,63 @@ static void kv_thread_init(void *state, int tid)
     st->t[tid].rng = 0x9E3779B97F4A7C15ull * (uint64_t)(tid + 1) + 12345;
 }
 
+/* --execute: the three critical sections as functions, so that a delegation
+ * lock can run them on a server (an in-place lock acquires, calls, releases) */
+typedef struct {
+    kv_state_t *st;
+    avl_t *node;   /* insert: the new node; remove: the removed one, or NULL */
+    long key;
+    int used;
+} kv_call_t;
+
+static void *kv_insert_cs(void *p)
+{
+    kv_call_t *c = p;
+    c->st->root = avl_insert(c->st->root, c->node, &c->used);
+    return p;
+}
+
+static void *kv_remove_cs(void *p)
+{
+    kv_call_t *c = p;
+    c->st->root = avl_remove(c->st->root, c->key, &c->node);
+    return p;
+}
+
+static void *kv_find_cs(void *p)
+{
+    kv_call_t *c = p;
+    avl_t *n = avl_find(c->st->root, c->key);
+    return (void *)(intptr_t)(n ? n->val : 0);
+}
+
+static void kv_op_execute(kv_state_t *st, kv_thread_t *me, nl_lock_t *lock, long key, unsigned pick)
+{
+    kv_call_t c = { st, NULL, key, 0 };
+    if (pick < st->update_pct && pick % 2 == 0) {
+        if (!me->spare && !(me->spare = malloc(sizeof(avl_t))))
+            abort();
+        me->spare->l = me->spare->r = NULL;
+        me->spare->key = key;
+        me->spare->val = key;
+        me->spare->h = 1;
+        c.node = me->spare;
+        nl_lock_execute(lock, kv_insert_cs, &c);
+        if (c.used)
+            me->spare = NULL;
+    } else if (pick < st->update_pct) {
+        nl_lock_execute(lock, kv_remove_cs, &c);
+        if (c.node) {
+            if (!me->spare)
+                me->spare = c.node;
+            else
+                free(c.node);
+        }
+    } else {
+        me->sink += (long)(intptr_t)nl_lock_execute(lock, kv_find_cs, &c);
+    }
+}
+
 static void kv_op(void *state, int tid, nl_lock_t *lock)
 {
     kv_state_t *st = state;
@@ -130,7 +188,9 @@ static void kv_op(void *state, int tid, nl_lock_t *lock)
     uint64_t r = bench_xorshift(&me->rng);
     long key = (long)(r % (uint64_t)st->key_range);
     unsigned pick = (unsigned)((r >> 32) % 100);
-    if (pick < st->update_pct) {
+    if (st->execute)
+        kv_op_execute(st, me, lock, key, pick);
+    else if (pick < st->update_pct) {
         if (pick % 2 == 0) { /* insert */
             if (!me->spare && !(me->spare = malloc(sizeof(avl_t))))
                 abort();
@@ -208,8 +268,8 @@ static void kv_describe(const void *state, const nl_lock_ops_t *lock, char *extr
 {
     const kv_state_t *st = state;
     (void)lock;
-    snprintf(extra, n, "\"key_range\": %ld, \"update_pct\": %u, \"external_work\": %u", st->key_range,
-             st->update_pct, st->external);
+    snprintf(extra, n, "\"key_range\": %ld, \"update_pct\": %u, \"external_work\": %u, \"execute\": %s",
+             st->key_range, st->update_pct, st->external, st->execute ? "true" : "false");
 }
 
 static int kv_run(bench_ctx_t *c)
@@ -218,9 +278,11 @@ static int kv_run(bench_ctx_t *c)
     st.key_range = bench_opt_long(c, "key-range");
     st.update_pct = (unsigned)bench_opt_long(c, "update-pct");
     st.external = (unsigned)bench_opt_long(c, "external-work");
-    if (st.key_range < 1 || st.update_pct > 100) {
+    st.execute = (int)bench_opt_long(c, "execute");
+    if (st.key_range < 1 || st.update_pct > 100 || st.execute > 1) {
         snprintf(c->err, sizeof c->err,
-                 "bad kvmap parameters: --key-range must be at least 1 and --update-pct at most 100");
+                 "bad kvmap parameters: --key-range must be at least 1, --update-pct at most 100 and "
+                 "--execute 0 or 1");
         return EINVAL;
     }
     static const bench_sweep_t sweep = { kv_setup, kv_teardown, kv_describe, kv_op, kv_thread_init,
@@ -232,6 +294,7 @@ static const bench_opt_t kv_opts[] = {
     { "key-range", "1024", "keys are drawn from [0, key-range); the map starts half full" },
     { "update-pct", "20", "share of operations that update (half insert, half remove)" },
     { "external-work", "0", "iterations of pseudo-random work outside the lock per operation" },
+    { "execute", "0", "1: critical sections as functions through nl_lock_execute (delegation locks)" },
     { NULL, NULL, NULL },
 };
 

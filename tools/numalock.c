@@ -36,6 +36,8 @@ static void usage(FILE *f)
             "                                         the benchmark suite: JSON, PNG plots, report.md\n"
             "  run --lock NAME [--topology SPEC] [--stats] -- PROGRAM ARGS...\n"
             "                                         run a program with its pthread locks replaced\n"
+            "  calibrate sanl [--threads N] [--duration S] [--out FILE] [--dry-run]\n"
+            "                                         measure SANL's thresholds on this machine\n"
             "topology SPEC: auto | virtual:N | cpus:LIST/LIST/... | measured   (also NUMALOCK_TOPOLOGY)\n"
             "workloads:\n");
     bench_list_workloads(f);
@@ -73,6 +75,7 @@ static int cmd_list(int argc, char **argv)
             yesno_json("zero_init", o->props & NL_PROP_ZERO_INIT, 0);
             yesno_json("any_thread_unlock", o->props & NL_PROP_ANY_UNLOCK, 0);
             yesno_json("rw", o->props & NL_PROP_RW, 0);
+            nl_cli_list_lock_json(o);
             printf("\"api\": \"%s\"}%s\n",
                    o->props & NL_PROP_DELEGATE ? "delegate" : o->props & NL_PROP_RW ? "rwlock" : "lock",
                    i + 1 < nl_lock_count() ? "," : "");
@@ -408,6 +411,9 @@ int main(int argc, char **argv)
         return cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return nl_cli_run(argc - 1, argv + 1);
-    fprintf(stderr, "numalock: unknown command '%s': valid commands are list, topo, bench, report, run\n", cmd);
+    if (!strcmp(cmd, "calibrate"))
+        return nl_cli_calibrate(argc - 1, argv + 1);
+    fprintf(stderr, "numalock: unknown command '%s': valid commands are list, topo, bench, report, run, calibrate\n",
+            cmd);
     return 2;
 }
