@@ -25,7 +25,7 @@
 extern "C" {
 #endif
 
-typedef struct { _Atomic uint32_t val; } nl_shfl_t;
+typedef struct { NL_ATOMIC(uint32_t) val; } nl_shfl_t;
 #define NL_SHFL_INIT { 0 }
 
 NL_API void nl_shfl_lock(nl_shfl_t *l);
