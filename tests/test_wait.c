@@ -118,10 +118,10 @@ static void run_gate(const char *policy, uint32_t runnable, uint64_t *gate_waits
     force_load(runnable);
     atomic_store(&entered, 0);
     nl_mcs_acquire(&mcs);
+    void *mine = atomic_load(&mcs.tail);
     pthread_t t;
     pthread_create(&t, NULL, gate_acquirer, NULL);
     /* wait until it has queued behind us: it has passed the gate by then */
-    void *mine = atomic_load(&mcs.tail);
     while (atomic_load(&mcs.tail) == mine)
         sleep_ms(1);
     CHECK(!atomic_load(&entered), "%s: got in while the lock was held", policy);
