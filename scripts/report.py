@@ -598,6 +598,70 @@ def section_throughput(grp: Group, directory: Path, written: list[Path]) -> list
     return lines
 
 
+def plot_delegation(grp: Group, path: Path, threads: Any, lines_n: Any) -> None:
+    """Execution time (cycles per critical section) against the interval, one curve
+    per lock: the figure of the RCL and SANL papers (SANL sec. 4.2, figs. 11-14)."""
+    plt = _pyplot()
+    raw: dict[str, dict[float, list[float]]] = {}
+    for rec in grp.records:
+        if rec.get("threads") != threads or rec.get("lines") != lines_n:
+            continue
+        iv, cyc = rec.get("interval_cycles"), rec.get("cycles_per_cs")
+        per_lock = raw.setdefault(rec["lock"], {})
+        if _is_number(iv) and _is_number(cyc) and iv > 0 and cyc > 0:
+            per_lock.setdefault(float(iv), []).append(float(cyc))
+    fig, ax = plt.subplots(figsize=FIG_SIZE)
+    drawn = 0
+    for index, (lock, pts) in enumerate(raw.items()):
+        if not pts:
+            continue
+        xs = sorted(pts)
+        ax.plot(xs, [statistics.median(pts[x]) for x in xs], label=lock, **_series_style(index))
+        drawn += 1
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("interval between critical sections (cycles)")
+    ax.set_ylabel("execution time (cycles per critical section)")
+    ax.set_title(f"Execution time vs interval ({fmt_generic(threads)} threads, "
+                 f"{fmt_generic(lines_n)} shared lines, topology {grp.topology})")
+    if drawn:
+        _legend(ax, drawn)
+    else:
+        _no_data(ax)
+    save_figure(fig, path)
+
+
+def section_delegation(grp: Group, directory: Path, written: list[Path]) -> list[str]:
+    """Execution time against interval per (threads, lines), and every record."""
+    lines = [f"## {grp.workload} \u2014 topology `{grp.topology}`", "",
+             "The RCL/SANL microbenchmark: a critical section writing shared cache lines, run as a "
+             "function (`nl_lock_execute`), then an interval of local work; shorter intervals are "
+             "higher contention. Execution time is the machine's wall time per critical section.", ""]
+    combos = sorted({(r.get("threads"), r.get("lines")) for r in grp.records
+                     if _is_number(r.get("threads")) and _is_number(r.get("lines"))})
+    for threads, lines_n in combos:
+        path = directory / (f"{slug(grp.workload)}_{slug(grp.topology)}_t{fmt_generic(threads)}"
+                            f"_l{fmt_generic(lines_n)}_cycles.png")
+        plot_delegation(grp, path, threads, lines_n)
+        written.append(path)
+        _image(lines, f"Execution time vs interval, {fmt_generic(threads)} threads, "
+                      f"{fmt_generic(lines_n)} lines ({grp.topology})", path.name)
+    rows = []
+    for rec in sorted(grp.records, key=lambda r: (r.get("threads") or 0, r.get("lines") or 0,
+                                                 r.get("interval_cycles") or 0, r["lock"])):
+        rows.append([rec["lock"], fmt_generic(rec.get("threads")), fmt_generic(rec.get("lines")),
+                     fmt_int(rec.get("interval_cycles")), fmt_int(rec.get("throughput_ops_per_s")),
+                     fmt_ratio(rec.get("ratio_to_baseline")), fmt_float(rec.get("cycles_per_cs"), 0),
+                     fmt_float(rec.get("server_share")), fmt_int(rec.get("mode_switches")),
+                     fmt_float(rec.get("remote_share")), fmt_float(rec.get("fairness_factor"))])
+    if rows:
+        lines += md_table(["lock", "threads", "lines", "interval (cycles)", "throughput (ops/s)",
+                           "ratio to mcs", "cycles per CS", "server share", "mode switches",
+                           "remote share", "fairness"], rows)
+        lines.append("")
+    return lines
+
+
 def section_latency(grp: Group, directory: Path, written: list[Path]) -> list[str]:
     path = directory / f"{slug(grp.workload)}_{slug(grp.topology)}_ns_per_pair.png"
     plot_latency(grp, path)
@@ -812,7 +876,9 @@ def build_report(directory: Path, title: str) -> tuple[Path, list[Path]]:
     lines += section_meta(runs)
     lines += ["## How to read this", "", HOW_TO_READ, ""]
     for grp in groups:
-        if grp.workload in THROUGHPUT_WORKLOADS:
+        if grp.workload == "delegation":
+            lines += section_delegation(grp, directory, written)
+        elif grp.workload in THROUGHPUT_WORKLOADS:
             lines += section_throughput(grp, directory, written)
         elif grp.workload == LATENCY_WORKLOAD:
             lines += section_latency(grp, directory, written)
