@@ -4,6 +4,7 @@
  * Prints the totals; exits non-zero on a wrong result.
  */
 #include <stdio.h>
+#include <stdatomic.h>
 #include <threads.h>
 #include <time.h>
 
@@ -54,11 +55,15 @@ static int consumer(void *arg)
     return (int)taken + (int)(long)arg;
 }
 
+/* holds `timed` from the moment it says so until main has seen trylock and
+ * timedlock fail (no sleep decides it: the test holds on a loaded machine) */
+static atomic_int timed_held, timed_done;
 static int hold_timed(void *arg)
 {
-    struct timespec t = { 0, 200000000 };
     mtx_lock(&timed);
-    thrd_sleep(&t, NULL);
+    atomic_store(&timed_held, 1);
+    while (!atomic_load(&timed_done))
+        thrd_yield();
     mtx_unlock(&timed);
     return (int)(long)arg;
 }
@@ -83,8 +88,9 @@ int main(void)
     }
     thrd_t h;
     thrd_create(&h, hold_timed, NULL);
-    struct timespec nap = { 0, 50000000 }, t;
-    thrd_sleep(&nap, NULL);
+    struct timespec t;
+    while (!atomic_load(&timed_held))
+        thrd_yield();
     timespec_get(&t, TIME_UTC);
     t.tv_nsec += 20000000;
     if (t.tv_nsec >= 1000000000) {
@@ -92,6 +98,7 @@ int main(void)
         t.tv_nsec -= 1000000000;
     }
     int busy = mtx_trylock(&timed), timedout = mtx_timedlock(&timed, &t);
+    atomic_store(&timed_done, 1);
     thrd_join(h, &r);
     mtx_lock(&m);
     timespec_get(&t, TIME_UTC);
