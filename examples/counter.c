@@ -25,9 +25,9 @@ int main(int argc, char **argv)
 {
     const char *name = argc > 1 ? argv[1] : "mcs";
     char names[1024];
-    if (!(lock = nl_lock_create(name, NULL))) {
-        fprintf(stderr, "counter: cannot create lock '%s': %s (locks: %s)\n", name, strerror(errno),
-                nl_lock_names(names, sizeof names));
+    if (!(lock = nl_lock_create(name, NULL))) { /* ENOENT: no such lock */
+        fprintf(stderr, "counter: cannot create lock '%s': %s (locks: %s)\n", name,
+                errno == ENOENT ? "unknown name" : strerror(errno), nl_lock_names(names, sizeof names));
         return 2;
     }
     pthread_t t[THREADS];
