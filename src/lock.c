@@ -134,9 +134,14 @@ void nl_lock_read_acquire(nl_lock_t *l)
         nl_lock_acquire(l);
         return;
     }
+    if (!l->stats) {
+        l->ops->read_acquire(l->storage);
+        return;
+    }
+    nl_wait_counts_t before = nl_self()->wc;
     l->ops->read_acquire(l->storage);
-    if (l->stats)
-        count_read(l);
+    count_read(l);
+    nl_stats_add_waiting(l->stats, &before);
 }
 
 int nl_lock_read_try(nl_lock_t *l)

@@ -63,7 +63,7 @@ typedef struct nl_wait_counts {
     uint64_t parks;       /* futex sleeps in a lock's queue                   */
     uint64_t gate_parks;  /* passive waits at the gate (over-subscription)    */
     uint64_t wakes;       /* futex wakes issued (hand-overs and early wakes)  */
-    uint64_t to_parked;   /* hand-overs whose receiver was parked             */
+    uint64_t to_parked;   /* grants received while parked (counted by the waiter) */
 } nl_wait_counts_t;
 
 typedef struct nl_self {

@@ -76,8 +76,10 @@ void nlp_mutex_raw_acquire(nlp_mutex_t *m, void *ra)
         return;
     }
     uint64_t t0 = nl_now_ns();
+    nl_wait_counts_t before = nl_self()->wc;
     nlp_g.acquire(l);
     nlp_profile_write(s, 1, nl_now_ns() - t0);
+    nl_stats_add_waiting(&s->st, &before); /* parks, gate waits, grants while parked */
 }
 
 static inline int raw_try(nlp_mutex_t *m, void *ra)

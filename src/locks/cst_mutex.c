@@ -104,6 +104,7 @@ static uint32_t cst_await(_Atomic uint32_t *w, uint32_t spin_value)
     if (!atomic_compare_exchange_strong_explicit(w, &expect, CST_PW, memory_order_acq_rel,
                                                  memory_order_acquire))
         return expect;
+    nl_self()->wc.parks++;
     while ((v = atomic_load_explicit(w, memory_order_acquire)) == CST_PW)
         nl_futex_wait(w, CST_PW);
     return v;
@@ -230,8 +231,11 @@ static uint32_t local_wait(cst_qnode_t *me)
         v = expect;
         goto done;
     }
+    nl_self()->wc.parks++;
     while ((v = atomic_load_explicit(&me->status, memory_order_acquire)) == CST_PW)
         nl_futex_wait(&me->status, CST_PW);
+    if (v == CST_L)
+        nl_self()->wc.to_parked++; /* the lock came while we slept */
 done:
     if (v == CST_SKIP) /* skipped while off the CPU: wait for the R */
         v = cst_await(&me->status, CST_SKIP);
@@ -450,6 +454,7 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
                                                                memory_order_acquire)) {
                 /* parked for too long: it gets the lock now (the paper's
                  * pass to a parked waiter), whatever the spinners behind */
+                nl_self()->wc.wakes++;
                 nl_futex_wake(&next->status, 1);
                 return;
             }

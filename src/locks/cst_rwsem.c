@@ -92,8 +92,10 @@ static __attribute__((noinline)) void read_wait(nl_cst_rwsem_t *l, cst_rsnode_t 
     uint32_t seq = atomic_load_explicit(&rs->rseq, SO);
     atomic_fetch_add_explicit(&rs->rparked, 1, SO);
     atomic_fetch_or_explicit(&l->writers, RW_PARKED, SO);
-    if (atomic_load_explicit(&l->writers, SO) & RW_COUNT)
+    if (atomic_load_explicit(&l->writers, SO) & RW_COUNT) {
+        nl_self()->wc.parks++;
         nl_futex_wait(&rs->rseq, seq);
+    }
     atomic_fetch_sub_explicit(&rs->rparked, 1, SO);
     /* the reader a writer woke wakes the rest of its node */
     if (atomic_load_explicit(&rs->rwake, memory_order_relaxed) &&

@@ -195,12 +195,10 @@ void nl_futex_wake(void *addr, int n)
     syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
-/* a grant found its waiter parked */
+/* a grant found its waiter parked (the waiter counts the hand-over) */
 void nl_wake_parked(void *addr)
 {
-    nl_self_t *s = nl_self();
-    s->wc.to_parked++;
-    s->wc.wakes++;
+    nl_self()->wc.wakes++;
     nl_futex_wake(addr, 1);
 }
 
@@ -296,8 +294,11 @@ static uint64_t await_slow(void *w, bool wide)
                 nl_futex_wait(w, NL_GRANT_PARKED);
             }
             v = LOAD();
-            if (GRANTED(v))
+            if (GRANTED(v)) {
+                if (parked)
+                    self->wc.to_parked++; /* the lock came while we slept */
                 return v;
+            }
             if (v == NL_GRANT_WAITING)
                 break; /* nudged: the lock is near, spin again */
         }
