@@ -25,8 +25,10 @@
  *  I2 a request's fn is cleared only with ll held, by the one thread that
  *     runs it (server) or takes it back (its client): exactly once;
  *  I3 a published request is either run by a server or taken back: a client
- *     that has not been answered within T_w queues on ll, and with ll held it
- *     sees its request either answered (fn NULL) or still pending.
+ *     that has not been answered within T_w sleeps on its answer if it saw a
+ *     server up after sending (that server's last walk, after server_up = 0,
+ *     sees the request), else queues on ll, and with ll held it sees its
+ *     request either answered (fn NULL) or still pending.
  */
 #ifndef NL_SANL_IMPL_H
 #define NL_SANL_IMPL_H
@@ -53,6 +55,7 @@ struct nl_sanl_slot {
     uint32_t tick;          /* critical sections, for sampling C_l */
     int32_t cnt, fcnt;      /* boundary counters of the two votes */
     uint8_t joined, vote, fvote, mode;
+    uint8_t contended;      /* this section met another thread (see sanl_execute_impl) */
 };
 
 #define SANL_ONE 1024u
@@ -105,7 +108,7 @@ static inline nl_sanl_slot_t *sanl_slot(nl_sanl_t *l, int id)
 static inline void sanl_vote(nl_sanl_t *l, nl_sanl_slot_t *s, uint64_t now)
 {
     if (NL_LIKELY(s->begin && now > s->begin)) {
-        uint64_t in_cs = s->end > s->begin ? s->end - s->begin : 0;
+        uint64_t in_cs = s->end - s->begin;
         uint64_t ratio = in_cs * SANL_ONE / (now - s->begin);
         if (ratio > SANL_ONE)
             ratio = SANL_ONE;
@@ -249,9 +252,10 @@ static void *sanl_serve(nl_sanl_t *l, nl_sanl_slot_t *me, nl_deleg_fn fn, void *
     sanl_count(&l->terms);
     atomic_store_explicit(&l->server_node, node, memory_order_relaxed);
     atomic_store_explicit(&l->server_up, 1, memory_order_seq_cst);
-    uint32_t ls = sanl_ls(l, me ? me->c_l : SANL_ONE), low = 0;
+    uint32_t ls = sanl_ls(l, me ? me->c_l : SANL_ONE), low = 0, any = 0;
     for (uint32_t walks = 1;; walks++) {
         uint32_t n = sanl_walk(l, me, 0);
+        any |= n;
         if (n == 0) {
             low++; /* RequestDensity <= 0 */
             sanl_gap();
@@ -264,7 +268,9 @@ static void *sanl_serve(nl_sanl_t *l, nl_sanl_slot_t *me, nl_deleg_fn fn, void *
      * it saw DOWN is answered here; one that saw DOWN takes ll and its request
      * back (sequentially consistent store/load pair with the client's) */
     atomic_store_explicit(&l->server_up, 0, memory_order_seq_cst);
-    sanl_walk(l, me, 1);
+    any |= sanl_walk(l, me, 1);
+    if (any && me)
+        me->contended = 1; /* it served other threads */
     nl_mcs_release(&l->ll);
     return res;
 }
@@ -302,6 +308,7 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
             uint8_t expect = 0;
             if (atomic_compare_exchange_strong_explicit(&l->q_node[node], &expect, 1, memory_order_acquire,
                                                         memory_order_relaxed)) {
+                s->contended = 1;
                 nl_mcs_acquire(&l->ll);
                 atomic_store_explicit(&l->q_node[node], 0, memory_order_release);
                 return sanl_serve(l, s, fn, arg, node);
@@ -310,6 +317,7 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
         nl_spin_once(&sp);
     }
     /* send the request */
+    s->contended = 1;
     s->arg = arg;
     atomic_store_explicit(&s->done, NL_GRANT_WAITING, memory_order_relaxed);
     atomic_store_explicit(&s->fn, fn, memory_order_seq_cst);
@@ -332,10 +340,14 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
             nl_cpu_relax();
         }
     }
-    /* waited T_w: await the server that runs it now, or queue on ll, which
-     * the server (or an in-place holder) hands on */
+    /* waited T_w. A server that is up (or runs the request now) answers it:
+     * sleep on the answer. The request was sent before server_up was read
+     * as 1, so that server's last walk (after it stores 0) sees it, unless
+     * another server answers first. No server: queue on ll, which the
+     * in-place holder or the next server hands on. */
     atomic_fetch_add_explicit(&l->timeouts, 1, memory_order_relaxed);
-    if (atomic_load_explicit(&s->exec, memory_order_relaxed)) {
+    if (atomic_load_explicit(&s->exec, memory_order_relaxed) ||
+        atomic_load_explicit(&l->server_up, memory_order_seq_cst)) {
         if (nl_await32(&s->done) == SANL_ANSWERED)
             return s->result;
         nl_mcs_acquire(&l->ll);
@@ -385,8 +397,12 @@ static void *sanl_execute_impl(nl_sanl_t *l, nl_deleg_fn fn, void *arg)
         atomic_fetch_add_explicit(&l->switches, 1, memory_order_relaxed);
     }
     void *r;
+    s->contended = 0;
     if (!delegate) {
-        nl_mcs_acquire(&l->ll);
+        if (nl_mcs_try(&l->ll)) {
+            s->contended = 1;
+            nl_mcs_acquire(&l->ll);
+        }
         r = fn(arg);
         sanl_count(&l->inplace);
         nl_mcs_release(&l->ll);
@@ -394,8 +410,15 @@ static void *sanl_execute_impl(nl_sanl_t *l, nl_deleg_fn fn, void *arg)
         r = sanl_delegate(l, s, fn, arg, nl_self_node(nl_self()));
     }
     if (k == 3) {
+        /* C_l counts the time of sections that met another thread (a lock
+         * that was taken, a request sent, requests served): a section that
+         * ran alone is no contention, however short the interval after it
+         * (the paper counts every section's time: with intervals of a few
+         * hundred cycles that reads as contention on an idle lock, and on a
+         * machine whose threads share a CPU it chose a server that nobody
+         * sends to) */
         s->begin = now;
-        s->end = nl_deleg_cycles();
+        s->end = s->contended ? nl_deleg_cycles() : now;
     }
     return r;
 }
