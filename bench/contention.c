@@ -47,6 +47,7 @@ typedef struct {
     _Alignas(64) _Atomic int go;
     _Alignas(64) _Atomic int stop;
     _Alignas(64) _Atomic int ready;
+    _Atomic int started;      /* threads that saw go: the run is timed from all of them */
     const nl_lock_ops_t *ops;
     void *lock;
     uint64_t *counter;        /* non-atomic, in the critical section */
@@ -71,6 +72,7 @@ static void *ct_thread(void *p)
     while (!atomic_load_explicit(&sh->go, memory_order_acquire))
         ;
     uint64_t t0 = bench_now_ns();
+    atomic_fetch_add(&sh->started, 1);
     while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
         ops->acquire(lock);
         (*sh->counter)++;
@@ -315,6 +317,8 @@ static int ct_run_one(bench_ctx_t *c, const ct_plan_t *p, const nl_lock_ops_t *o
         while (atomic_load(&sh->ready) < T)
             sched_yield();
         atomic_store_explicit(&sh->go, 1, memory_order_release);
+        while (atomic_load(&sh->started) < T) /* a busy machine may be slow to run them all */
+            sched_yield();
         struct timespec ts = { (time_t)c->duration, (long)((c->duration - (double)(time_t)c->duration) * 1e9) };
         while (nanosleep(&ts, &ts) && errno == EINTR)
             ;

@@ -11,7 +11,7 @@ fail=0
 check() { d="$1"; shift; if "$@"; then :; else echo "FAIL: $d"; fail=1; fi; }
 threads=1; [ "$(nproc)" -ge 2 ] && threads=1,2
 
-"$B" bench contention --lock all --threads $threads --duration 0.05 --json "$T/all.json" >"$T/out" 2>"$T/err"
+"$B" bench contention --lock all --threads $threads --duration 0.1 --json "$T/all.json" >"$T/out" 2>"$T/err"
 check "every lock runs (exit 0)" test $? -eq 0
 check "the slides' table is printed" grep -q 'ops/s per cpu' "$T/out"
 python3 - "$T/all.json" "$threads" "$("$B" list | tail -n +2 | wc -l)" <<'PY' || fail=1
