@@ -92,7 +92,7 @@ static void __attribute__((noinline)) cond_sleep(struct cond_cancel *cc)
     pthread_cleanup_push(cond_cancelled, cc);
     pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
     do {
-        cc->rc = nlp_futex_wait_until(&cc->c->seq, cc->seq, cc->abs, cc->clk, cc->shared);
+        cc->rc = nl_futex_wait_until(&cc->c->seq, cc->seq, cc->abs, cc->clk, cc->shared);
     } while (cc->rc == EINTR && atomic_load(&cc->c->seq) == cc->seq);
     pthread_setcanceltype(oldtype, NULL);
     pthread_cleanup_pop(0);
@@ -182,7 +182,7 @@ NLP_TWO_VERSIONS(nlp_cond_clockwait, pthread_cond_clockwait, "GLIBC_2.30", "GLIB
 static void wake(nlp_cond_t *c, int n)
 {
     if (c->flags & COND_SHARED)
-        nlp_futex_wake_shared(&c->seq, n);
+        nl_futex_wake_shared(&c->seq, n);
     else
         nl_futex_wake(&c->seq, n);
 }

@@ -122,7 +122,7 @@ static int raw_timed(nlp_mutex_t *m, clockid_t clk, const struct timespec *abs, 
             atomic_fetch_sub(&m->twait, 1);
             return ETIMEDOUT;
         }
-        nlp_futex_wait_until(&m->tseq, seq, &t, clk, 0);
+        nl_futex_wait_until(&m->tseq, seq, &t, clk, 0);
         atomic_fetch_sub(&m->twait, 1);
         if (nlp_g.try_acquire(l) == 0)
             goto got;

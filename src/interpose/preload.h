@@ -117,12 +117,8 @@ static inline int nlp_tid(void)
 NL_HIDDEN void nlp_say(const char *msg);
 
 /* ---- deadlines (timed.c) --------------------------------------------------- */
-/* Sleep while *w == val, until abs (on clk) when abs is not NULL; `shared`:
- * a process-shared word. Returns 0, EAGAIN, EINTR or ETIMEDOUT. Untimed
- * private waits use the library's nl_futex_wait. */
-NL_HIDDEN int nlp_futex_wait_until(_Atomic uint32_t *w, uint32_t val, const struct timespec *abs, clockid_t clk,
-                                   int shared);
-NL_HIDDEN void nlp_futex_wake_shared(_Atomic uint32_t *w, int n);
+/* The futex waits with a deadline (nl_futex_wait_until: 0, EAGAIN, EINTR or
+ * ETIMEDOUT) and the shared wake are the library's (src/wait/wait.h). */
 /* now + ns on clk, but not past abs; *expired: abs has passed */
 NL_HIDDEN struct timespec nlp_until_at_most(clockid_t clk, const struct timespec *abs, long ns, int *expired);
 

@@ -46,7 +46,7 @@ struct deadline {
 static int sleep_until(_Atomic uint32_t *word, uint32_t val, void *ctx)
 {
     const struct deadline *d = ctx;
-    return nlp_futex_wait_until(word, val, d->abs, d->clk, 0) == ETIMEDOUT ? ETIMEDOUT : 0;
+    return nl_futex_wait_until(word, val, d->abs, d->clk, 0) == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
 static int builtin_wait(nlp_rwlock_t *r, int write, clockid_t clk, const struct timespec *abs)

@@ -1,27 +1,12 @@
 /*
- * Deadlines for the timed and clock waits of the preload library: a futex
- * wait until an absolute time on either clock (FUTEX_WAIT_BITSET, which takes
- * an absolute timeout), on a private or a process-shared word. The library's
- * nl_futex_wait / nl_futex_wake (src/wait/wait.c) serve every untimed private
- * wait and wake; this file holds only what they do not offer.
+ * Deadlines for the timed and clock waits of the preload library: the next
+ * wake-up time of a sliced wait. The futex waits themselves (untimed, with
+ * an absolute deadline on either clock, private or process-shared) are the
+ * library's (src/wait/wait.c).
  */
 #include <errno.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include "preload.h"
-
-int nlp_futex_wait_until(_Atomic uint32_t *w, uint32_t val, const struct timespec *abs, clockid_t clk, int shared)
-{
-    int op = FUTEX_WAIT_BITSET | (shared ? 0 : FUTEX_PRIVATE_FLAG) |
-             (abs && clk == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0);
-    if (abs && abs->tv_sec < 0)
-        return ETIMEDOUT;
-    long r = syscall(SYS_futex, w, op, val, abs, NULL, FUTEX_BITSET_MATCH_ANY);
-    return r == 0 ? 0 : errno;
-}
-
-void nlp_futex_wake_shared(_Atomic uint32_t *w, int n) { syscall(SYS_futex, w, FUTEX_WAKE, n, NULL, NULL, 0); }
 
 struct timespec nlp_until_at_most(clockid_t clk, const struct timespec *abs, long ns, int *expired)
 {

@@ -190,6 +190,20 @@ int nl_futex_wait_ns(void *addr, uint32_t expected, uint64_t ns)
     return (int)syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, &ts, NULL, 0);
 }
 
+int nl_futex_wait_until(_Atomic uint32_t *w, uint32_t val, const struct timespec *abs, clockid_t clk,
+                        int shared)
+{
+    /* FUTEX_WAIT_BITSET takes an absolute timeout, on either clock */
+    int op = FUTEX_WAIT_BITSET | (shared ? 0 : FUTEX_PRIVATE_FLAG) |
+             (abs && clk == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0);
+    if (abs && abs->tv_sec < 0)
+        return ETIMEDOUT;
+    long r = syscall(SYS_futex, w, op, val, abs, NULL, FUTEX_BITSET_MATCH_ANY);
+    return r == 0 ? 0 : errno;
+}
+
+void nl_futex_wake_shared(_Atomic uint32_t *w, int n) { syscall(SYS_futex, w, FUTEX_WAKE, n, NULL, NULL, 0); }
+
 void nl_futex_wake(void *addr, int n)
 {
     syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);

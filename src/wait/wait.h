@@ -42,6 +42,7 @@
 #ifndef NL_WAIT_H
 #define NL_WAIT_H
 
+#include <time.h>
 #include "../core/self.h"
 #include "../topology/node.h"
 
@@ -134,6 +135,11 @@ NL_HIDDEN uint64_t nl_await64_slow(_Atomic uint64_t *w);
 NL_HIDDEN void nl_futex_wake(void *addr, int n);
 NL_HIDDEN int nl_futex_wait(void *addr, uint32_t expected);
 NL_HIDDEN int nl_futex_wait_ns(void *addr, uint32_t expected, uint64_t ns);
+/* until an absolute time on CLOCK_MONOTONIC or CLOCK_REALTIME (abs NULL: no
+ * deadline), on a private or a process-shared word; 0 or an errno value */
+NL_HIDDEN int nl_futex_wait_until(_Atomic uint32_t *w, uint32_t val, const struct timespec *abs,
+                                  clockid_t clk, int shared);
+NL_HIDDEN void nl_futex_wake_shared(_Atomic uint32_t *w, int n);
 NL_HIDDEN void nl_wake_parked(void *addr);
 
 static inline uint32_t nl_await32(_Atomic uint32_t *w)
