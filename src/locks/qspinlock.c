@@ -331,14 +331,17 @@ static void op_acquire(void *l) { nl_qspin_lock(l); }
 static void op_cna_acquire(void *l) { nl_qspin_cna_lock(l); }
 static int op_try(void *l) { return qs_trylock(l); }
 static void op_release(void *l) { nl_qspin_unlock(l); }
+/* the unlock clears only the locked byte: on a free lock it changes nothing */
+static int op_held(const void *l) { return nl_qspin_is_locked(l); }
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_qspinlock = {
     .name = "qspinlock",
     .description = "Linux 4-byte queued spin lock: test-and-set, pending bit, MCS queue",
     .paper = "Long 2013 (Linux qspinlock); CNA paper sec. 3",
     .size = sizeof(nl_qspinlock_t), .align = 4,
-    .props = NL_PROP_FAIR | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
+    .props = NL_PROP_FAIR | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK | NL_PROP_FREE_RELEASE,
     .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
+    .held = op_held,
 };
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_qspinlock_cna = {
@@ -346,6 +349,7 @@ NL_HIDDEN const nl_lock_ops_t nl_ops_qspinlock_cna = {
     .description = "4-byte qspinlock whose queued slow path is CNA",
     .paper = "Dice & Kogan 2019 (CNA) sec. 3, 5, 7.2",
     .size = sizeof(nl_qspinlock_t), .align = 4,
-    .props = NL_PROP_NUMA_AWARE | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK,
+    .props = NL_PROP_NUMA_AWARE | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK | NL_PROP_FREE_RELEASE,
     .acquire = op_cna_acquire, .try_acquire = op_try, .release = op_release,
+    .held = op_held,
 };
