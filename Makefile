@@ -86,3 +86,14 @@ numa-test: build
 
 test-numa:
 	@scripts/numa-test.sh --build $(BUILD) --quick; rc=$$?; [ $$rc -eq 77 ] && rc=0; exit $$rc
+
+# The CNA slow path in the Linux qspinlock (issue 16, docs/KERNEL.md): its own
+# step, not part of `make test`. KERNEL_VARIANT=broken builds and tests the
+# deliberately broken slow path (the test must fail).
+KERNEL_VARIANT ?= normal
+.PHONY: kernel kernel-test
+kernel:
+	kernel/build.sh $(if $(filter broken,$(KERNEL_VARIANT)),broken,normal debug)
+
+kernel-test:
+	KERNEL_VARIANT=$(KERNEL_VARIANT) kernel/test.sh

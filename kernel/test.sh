@@ -1,0 +1,83 @@
+#!/bin/sh
+# kernel/test.sh: `make kernel-test`. Builds what is missing (incremental),
+# then boots the patched kernel under qemu TCG on emulated NUMA machines and
+# runs locktorture with the CNA slow path on and off (docs/KERNEL.md).
+#
+#   KERNEL_VARIANT=normal (default)  normal + debug (lockdep) kernels
+#   KERNEL_VARIANT=broken            the deliberately broken slow path: the
+#                                    CNA-on runs must FAIL, so this exits 1
+#   KERNEL_TORTURE_SECS=60           locktorture run length per boot
+# Exit status 0 when every run passes and, on 2 nodes, the cross-node share
+# of queue hand-overs with CNA on is at most a quarter of the share with it off.
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$HERE")
+KBUILD=${KBUILD:-$ROOT/build-kernel}
+export KBUILD
+VARIANT=${KERNEL_VARIANT:-normal}
+SECS=${KERNEL_TORTURE_SECS:-60}
+LOGS=$KBUILD/test-logs
+t0=$(date +%s)
+
+case $VARIANT in
+normal) builds="normal debug"
+        # variant nodes mode torture
+        runs="normal:2:on:spin_lock normal:2:off:spin_lock
+              normal:4:on:spin_lock normal:4:off:spin_lock
+              normal:2:auto:raw_spin_lock normal:4:off:raw_spin_lock
+              debug:2:on:spin_lock debug:2:off:spin_lock debug:4:on:raw_spin_lock" ;;
+broken) builds="broken"
+        runs="broken:2:on:spin_lock broken:2:on:raw_spin_lock" ;;
+*) echo "kernel: unknown KERNEL_VARIANT '$VARIANT' (valid: normal, broken)" >&2; exit 2 ;;
+esac
+
+# shellcheck disable=SC2086
+"$HERE/build.sh" $builds || { echo "kernel: build failed"; exit 1; }
+tb=$(date +%s)
+
+rm -rf "$LOGS" && mkdir -p "$LOGS"
+failed=0
+for r in $runs; do
+    IFS=: read -r v n m t <<EOT
+$r
+EOT
+    name=$v-${n}node-$m-$t
+    echo "kernel: boot $name: 4 vCPUs over $n nodes, numa_spinlock=$m, locktorture $t for ${SECS}s"
+    s0=$(date +%s)
+    "$HERE/boot.sh" "$v" "$n" "$m" "$t" "$SECS" "$LOGS/$name.log"
+    rc=$?
+    [ $rc -eq 124 ] || [ $rc -eq 137 ] && echo "kernel: $name: killed by the timeout (hang)"
+    dbg=""; [ "$v" = debug ] && dbg=--debug
+    python3 "$HERE/parse.py" "$LOGS/$name.log" --mode "$m" --nodes "$n" $dbg \
+        --label "$name ($(($(date +%s) - s0)) s)" --json "$LOGS/$name.json" || failed=$((failed + 1))
+done
+
+# the locality criterion: same guest (2 nodes), same run length, on vs off
+python3 - "$LOGS" <<'PYEOF' || failed=$((failed + 1))
+import json, os, sys
+logs = sys.argv[1]
+def get(name):
+    p = os.path.join(logs, name + ".json")
+    return json.load(open(p)) if os.path.exists(p) else None
+bad = 0
+for v in ("normal", "debug", "broken"):
+    on, off = get(f"{v}-2node-on-spin_lock"), get(f"{v}-2node-off-spin_lock")
+    if not on or not off:
+        continue
+    a, b = on.get("remote_share"), off.get("remote_share")
+    if a is None or b is None:
+        print(f"FAIL {v} 2 nodes: no hand-over counts to compare"); bad = 1; continue
+    ok = a <= b / 4
+    print(f"{'PASS' if ok else 'FAIL'} {v} 2 nodes: cross-node share of queue hand-overs "
+          f"CNA on {100*a:.1f}% vs off {100*b:.1f}% (ratio {a/b if b else float('nan'):.3f}, need <= 0.25)")
+    bad |= not ok
+sys.exit(bad)
+PYEOF
+
+te=$(date +%s)
+echo "kernel: build $((tb - t0)) s, boots $((te - tb)) s, total $((te - t0)) s; logs in $LOGS"
+if [ $failed -ne 0 ]; then
+    echo "kernel-test: FAIL ($failed check(s) failed, KERNEL_VARIANT=$VARIANT)"
+    exit 1
+fi
+echo "kernel-test: PASS (KERNEL_VARIANT=$VARIANT)"
