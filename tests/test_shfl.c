@@ -3,7 +3,8 @@
  * the shared stress harness covers through the ops table:
  *   api      nl_shfl_* and nl_shfl_block_*: static initialiser, 4 bytes,
  *            trylock fails while held and succeeds when free, unlock by
- *            another thread, mutual exclusion on the public API with
+ *            another thread, a free lock with a stale steal filter
+ *            and nobody queued is not refused, mutual exclusion on the public API with
  *            threads of two virtual nodes, many short-lived threads (slot
  *            recycling reuses the per-slot node blocks)
  *   shuffle  one shuffle pass over hand-built queues: the waiters of the
@@ -75,6 +76,13 @@ static void *try_other(void *p)
     return (void *)(intptr_t)s_try((nl_shfl_t *)p);
 }
 
+/* a thread of node 1 trying a lock */
+static void *try_on_node1(void *p)
+{
+    nl_thread_set_node(1);
+    return (void *)(intptr_t)s_try((nl_shfl_t *)p);
+}
+
 static void *unlock_other(void *p)
 {
     s_unlock((nl_shfl_t *)p);
@@ -117,6 +125,18 @@ static void test_api(void)
         CHECK((intptr_t)rc == 0, "%s: trylock after a foreign unlock failed", name);
         s_unlock(&l);
         CHECK(!memcmp(&l, zero, 4), "%s: a released, uncontended lock is all-zero again", name);
+
+        /* a free lock whose steal filter still names node 0 (the last
+         * slow-path taker's) while nobody is queued: the filter protects
+         * only a waiting queue head, so a thread of node 1 that only ever
+         * trylocks gets it (it was refused forever: a hang under the
+         * preload with trylock loops) */
+        nl_shfl_t stale = { (1u << 8) };
+        pthread_create(&t, NULL, try_on_node1, &stale);
+        pthread_join(t, &rc);
+        CHECK((intptr_t)rc == 0, "%s: trylock of a free lock with a stale filter gave %d", name,
+              (int)(intptr_t)rc);
+        CHECK(nl_shfl_is_locked(&stale), "%s: stale-filter trylock did not take the lock", name);
 
         /* mutual exclusion on the public API, 6 threads on 2 virtual nodes */
         enum { T = 6, N = 20000 };

@@ -6,8 +6,8 @@
  * Each statement is one atomic step, as one load, store, exchange or CAS of
  * the code:
  *   - steal (fast path + filtered steal, one CAS on the low half): the lock
- *     byte is 0 and the filter is 0 or our node's tag; the filter becomes
- *     our tag;
+ *     byte is 0, the filter is not NOBODY, and it is 0 or our node's tag or
+ *     nobody is queued; the filter becomes our tag;
  *   - enqueue: exchange of the tail; link behind the old tail;
  *   - a waiter waits for HEAD; while it holds the shuffler role it shuffles;
  *   - the head: shuffles while it has the role (batch 0 or given), may run
@@ -121,7 +121,8 @@ proctype T(byte me) {
         /* fast path + filtered steal: one CAS on the low half */
         atomic {
             if
-            :: lockb == 0 && (filter == 0 || filter == TAG(me)) -> lockb = 1; filter = TAG(me); got = true
+            :: lockb == 0 && filter != NOBODY && (filter == 0 || filter == TAG(me) || tail == NIL) ->
+               lockb = 1; filter = TAG(me); got = true
             :: else -> got = false
             fi
         }

@@ -8,8 +8,12 @@
  * Lock word (32 bits):
  *    byte 0      lock byte (0 or 1): the lock itself
  *    byte 1      steal filter: who may take a free lock without queueing
- *                  0      anybody (no queue head waits)
- *                  k+1    threads of NUMA node k only (the queue head's node)
+ *                  0      anybody (a head left an empty queue; the fast
+ *                         path alone never writes the filter)
+ *                  k+1    while somebody is queued, threads of NUMA node k
+ *                         only: the node of the last thread that took the
+ *                         lock on its slow path (a queue head, or a thread
+ *                         that stole it); ignored while nobody is queued
  *                  0xff   nobody: the queue head ran out of patience (the
  *                         paper's no-stealing flag)
  *    bits 16-17  tail index: nesting level of the tail waiter's node
@@ -37,10 +41,10 @@
  * every waiter moved into the batch; nl_cna_set_fairness, default time:1ms).
  * Past it the shuffler stops moving waiters and drops the role, the batch
  * drains, and the first waiter it skipped starts the next batch. Stealing
- * is bounded too: the queue head lets running threads of its node take the
- * free lock (the releaser re-taking it keeps the data in its cache), then
- * after SH_PATIENCE checks sets the filter to "nobody" and the next release
- * is its.
+ * is bounded too: the queue head lets running threads of the holder's node
+ * take the free lock (the releaser re-taking it keeps the data in its
+ * cache), then after SH_PATIENCE checks sets the filter to "nobody" and the
+ * next release is its. The head itself ignores the filter.
  *
  * Waiting (the places to switch to the library's new waiting primitives):
  *   sh_wait_turn()    a queued waiter until it is the head (both variants)
@@ -172,19 +176,21 @@ static inline bool sh_cas_low(nl_shfl_t *l, uint16_t expect, uint16_t want)
 }
 
 /* The steal after a failed fast path: the lock is free and the filter lets
- * our node in. The filter then names our node (it names the holder's node
- * from now on, so that threads of other nodes queue; the fast path leaves
- * it alone, and does not look up the node). */
+ * our node in -- or nobody is queued, since the filter only protects a
+ * waiting queue head (a stale filter must not refuse a free lock to a
+ * thread that only ever trylocks). The filter then names our node (the
+ * holder's node from now on, so that threads of other nodes queue; the fast
+ * path leaves it alone, and does not look up the node). */
 static __attribute__((noinline)) int sh_steal_filtered(nl_shfl_t *l)
 {
-    uint16_t v = __atomic_load_n(sh_low(l), __ATOMIC_RELAXED);
-    uint32_t f = (uint32_t)v >> SH_FILTER_SHIFT;
-    if ((v & SH_LOCK_MASK) || f == SH_NOBODY)
+    uint32_t w = atomic_load_explicit(&l->val, memory_order_relaxed);
+    uint32_t f = (w >> SH_FILTER_SHIFT) & 0xffu;
+    if ((w & SH_LOCK_MASK) || f == SH_NOBODY)
         return EBUSY;
     uint32_t tag = sh_tag(nl_self_node(nl_self()));
-    if (f != 0 && f != tag)
+    if (f != 0 && f != tag && (w & SH_TAIL_MASK))
         return EBUSY;
-    return sh_cas_low(l, v, (uint16_t)(tag << SH_FILTER_SHIFT | SH_LOCKED)) ? 0 : EBUSY;
+    return sh_cas_low(l, (uint16_t)w, (uint16_t)(tag << SH_FILTER_SHIFT | SH_LOCKED)) ? 0 : EBUSY;
 }
 
 static inline int sh_trylock(nl_shfl_t *l)
