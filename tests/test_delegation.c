@@ -16,7 +16,10 @@
  *             delegated section does not stall the other requests
  *   slots     5,000 short-lived threads (more than NL_DELEG_MAX_SLOTS) each
  *             run a request: slots are recycled, no cap over the process life
- * Usage: test_delegation [once|switch|numa|cond|slots|all] [--threads N] [--topology SPEC]
+ *   execute   nl_lock_execute on every registered lock (handle with and
+ *             without statistics): each call returns its own function's
+ *             result, and the sections exclude each other
+ * Usage: test_delegation [once|switch|numa|cond|slots|execute|all] [--threads N] [--topology SPEC]
  *
  * Built a second time with NL_SANL_BROKEN_DROP (test_delegation_broken): the
  * algorithm of src/locks/sanl_impl.h compiled into the test with a server
@@ -341,6 +344,69 @@ static void test_slots(void)
     nl_sanl_destroy(&sanl);
 }
 
+/* ---- execute: nl_lock_execute on every registered lock -------------------- */
+static nl_lock_t *ex_lock;
+static volatile long ex_counter;
+static volatile int ex_inside;
+static _Atomic int ex_bad;
+
+static void *ex_cs(void *p)
+{
+    if (ex_inside++)
+        atomic_store(&ex_bad, 1);
+    ex_counter++;
+    ex_inside--;
+    return p;
+}
+
+static void *ex_worker(void *p)
+{
+    (void)p;
+    pthread_barrier_wait(&barrier);
+    for (int i = 0; i < 2000; i++) {
+        int token;
+        if (nl_lock_execute(ex_lock, ex_cs, &token) != &token)
+            atomic_store(&ex_bad, 2);
+    }
+    return NULL;
+}
+
+static void test_execute(void)
+{
+    int n = nthreads < 8 ? nthreads : 8;
+    for (size_t k = 0; k < nl_lock_count(); k++) {
+        const nl_lock_ops_t *ops = nl_lock_at(k);
+        for (int stats = 0; stats < 2; stats++) {
+            nl_attr_t attr = { .stats = stats != 0 };
+            ex_lock = nl_lock_create_ops(ops, &attr);
+            CHECK(ex_lock, "execute: cannot create %s", ops->name);
+            if (!ex_lock)
+                continue;
+            ex_counter = 0;
+            atomic_store(&ex_bad, 0);
+            pthread_barrier_init(&barrier, NULL, (unsigned)n);
+            pthread_t th[8];
+            for (int t = 0; t < n; t++)
+                pthread_create(&th[t], NULL, ex_worker, NULL);
+            for (int t = 0; t < n; t++)
+                pthread_join(th[t], NULL);
+            pthread_barrier_destroy(&barrier);
+            CHECK(ex_counter == 2000L * n && !atomic_load(&ex_bad),
+                  "execute on %s (stats %d): counter %ld of %ld, %s", ops->name, stats, ex_counter, 2000L * n,
+                  atomic_load(&ex_bad) == 2 ? "a call got another result" :
+                  atomic_load(&ex_bad) ? "sections overlapped" : "");
+            if (stats) {
+                nl_stats_snapshot_t st;
+                nl_lock_stats(ex_lock, &st);
+                CHECK(st.acquisitions >= 2000ull * (unsigned)n, "execute on %s: %llu acquisitions counted",
+                      ops->name, (unsigned long long)st.acquisitions);
+            }
+            nl_lock_destroy(ex_lock);
+        }
+    }
+    printf("  execute: %zu locks, %d threads, with and without statistics\n", nl_lock_count(), n);
+}
+
 int main(int argc, char **argv)
 {
     const char *which = "all";
@@ -373,8 +439,9 @@ int main(int argc, char **argv)
     if (all || !strcmp(which, "numa")) { known = 1; test_numa(); }
     if (all || !strcmp(which, "cond")) { known = 1; test_cond(); }
     if (all || !strcmp(which, "slots")) { known = 1; test_slots(); }
+    if (all || !strcmp(which, "execute")) { known = 1; test_execute(); }
     if (!known) {
-        fprintf(stderr, "test_delegation: unknown test '%s': valid choices are once, switch, numa, cond, slots, all\n",
+        fprintf(stderr, "test_delegation: unknown test '%s': valid choices are once, switch, numa, cond, slots, execute, all\n",
                 which);
         return 2;
     }
