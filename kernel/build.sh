@@ -8,9 +8,10 @@
 #                    series applied (src/.numalock-applied/ keeps the applied
 #                    copies; a changed series is reversed and re-applied, so
 #                    only the files it touches get new times)
-#   obj-<variant>/   out-of-tree build (make O=...), one per variant: a second
-#                    run rebuilds only what changed
-#   initramfs.cpio.gz  busybox + kernel/init
+#   obj-normal/, obj-debug/  out-of-tree builds (make O=...): a second run
+#                    rebuilds only what changed; broken is built in obj-normal
+#   img-<variant>/   what a boot uses: bzImage, the locktorture modules and
+#                    initramfs.cpio.gz (busybox, kernel/init, the modules)
 # Variants: normal = base.config + patches/series; debug = the same plus
 # config/debug.config (DEBUG_SPINLOCK, PROVE_LOCKING); broken = normal plus
 # patches/broken/series (a deliberately wrong slow path the test must catch).
@@ -19,6 +20,7 @@ set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 KBUILD=${KBUILD:-$ROOT/build-kernel}
+export KBUILD
 JOBS=${JOBS:-2}
 NICE=${NICE:-nice -n 19}
 TARBALL=${KERNEL_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
@@ -114,19 +116,23 @@ configure() {
 }
 
 for v in "$@"; do
-    obj=$KBUILD/obj-$v
+    # broken has normal's config and differs in one source file: it is built
+    # in obj-normal (a switch recompiles qspinlock.o and relinks; a copied
+    # object folder would rebuild everything)
+    case $v in broken) obj=$KBUILD/obj-normal;; *) obj=$KBUILD/obj-$v;; esac
+    img=$KBUILD/img-$v
     apply_series "$v"
-    # the broken variant starts from the normal build's objects (same config)
-    if [ "$v" = broken ] && [ ! -d "$obj" ] && [ -f "$KBUILD/obj-normal/.config" ]; then
-        cp -a "$KBUILD/obj-normal" "$obj"
-    fi
     mkdir -p "$obj"
     configure "$v" "$obj"
     say "building $v in $obj (make -j$JOBS bzImage modules)"
     t0=$(date +%s)
     $NICE make -s -C "$SRC" O="$obj" -j"$JOBS" bzImage modules
-    say "$v: $obj/arch/x86/boot/bzImage ($(($(date +%s) - t0)) s)"
-    # this variant's initramfs: busybox, /init and its locktorture modules
-    sh "$HERE/mkinitramfs.sh" "$KBUILD/initramfs-$v.cpio.gz" \
-        "$obj/kernel/torture.ko" "$obj/kernel/locking/locktorture.ko"
+    # what the boots use: the image, and an initramfs with busybox, /init and
+    # this build's locktorture modules
+    mkdir -p "$img"
+    for f in arch/x86/boot/bzImage kernel/torture.ko kernel/locking/locktorture.ko; do
+        cmp -s "$obj/$f" "$img/${f##*/}" || cp "$obj/$f" "$img/${f##*/}"
+    done
+    sh "$HERE/mkinitramfs.sh" "$img/initramfs.cpio.gz" "$img/torture.ko" "$img/locktorture.ko"
+    say "$v: $img/bzImage ($(($(date +%s) - t0)) s)"
 done

@@ -7,7 +7,7 @@ set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=$1
 shift
-KBUILD=$(dirname "$OUT")
+KBUILD=${KBUILD:?set by build.sh}
 SRC=$KBUILD/src
 BB=$(command -v busybox) || { echo "kernel: no busybox (apt-get install busybox-static)" >&2; exit 1; }
 fresh=1
