@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""kernel/parse.py LOG --mode on|off --nodes N [--debug] [--json OUT]
+"""kernel/parse.py LOG --mode on|off|auto --nodes N [--debug] [--json OUT]
 
 Reads the serial log of one kernel/boot.sh run and says PASS or FAIL:
-  - the kernel chose the slow path asked for (numa_spinlock: CNA/MCS) and
-    saw N NUMA nodes;
-  - locktorture ran to its end ("End of test: SUCCESS"), its last Writes
-    line has Fail: 0 and Min > 0 (every writer acquired the lock);
-  - no oops, warning, lockdep report or panic in the log;
-  - with --debug, lockdep was running (and stayed on);
-  - the CNA counters (debugfs numa_spinlock/stats) were printed: the last
-    block is reported.
-Exit status 0 on PASS, 1 on FAIL. One summary line on stdout; with
---json the figures go to OUT too.
+  - the kernel chose the slow path asked for (boot line "numa_spinlock: CNA
+    slow path" or "MCS slow path"; debugfs agrees) and saw N NUMA nodes;
+  - locktorture ran to its end ("End of test: SUCCESS" when /init unloads
+    it), its last Writes line has Fail: 0 and Min > 0 (every writer got the
+    lock);
+  - no oops, warning, lockdep or spin lock debug report, RCU stall or panic;
+  - with --debug, lockdep was running;
+  - the CNA counters (debugfs numa_spinlock/stats) were printed before and
+    after the torture: the run's figures are the difference.
+Exit status 0 on PASS, 1 on FAIL. One summary line on stdout (and the
+reasons of a FAIL); with --json the figures go to OUT too.
 """
 import argparse
 import json

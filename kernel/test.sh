@@ -25,8 +25,8 @@ normal) builds="normal debug"
         runs="normal:4:2:on:spin_lock normal:4:2:off:spin_lock
               normal:4:4:on:spin_lock normal:4:4:off:spin_lock
               normal:8:4:on:spin_lock normal:8:4:off:spin_lock
-              normal:4:2:auto:raw_spin_lock
-              debug:4:2:on:spin_lock debug:4:2:off:spin_lock debug:8:4:on:raw_spin_lock" ;;
+              normal:4:2:auto:spin_lock_irq
+              debug:4:2:on:spin_lock debug:4:2:off:spin_lock debug:8:4:on:spin_lock_irq" ;;
 broken) builds="broken"
         # the broken CNA path must fail; the same kernel with CNA off must not
         runs="broken:4:2:on:spin_lock broken:4:2:off:spin_lock" ;;
