@@ -96,7 +96,8 @@ NL_INLINE void nl_cna_lock(nl_cna_t *l, nl_cna_node_t *me)
     nl_cna_node_t *empty = NULL;
     __atomic_store_n(&me->next, (nl_cna_node_t *)NULL, __ATOMIC_RELAXED);
     __atomic_store_n(&me->spin, (uint64_t)0, __ATOMIC_RELAXED);
-    if (__builtin_expect(__atomic_compare_exchange_n(&l->tail, &empty, me, 0, __ATOMIC_ACQUIRE,
+    /* release: the node's reset fields reach whoever queues behind it */
+    if (__builtin_expect(__atomic_compare_exchange_n(&l->tail, &empty, me, 0, __ATOMIC_ACQ_REL,
                                                      __ATOMIC_RELAXED), 1))
         return;
     nl_cna_lock_slow(l, me);

@@ -81,7 +81,8 @@ NL_INLINE void nl_mcs_lock(nl_mcs_t *l, nl_mcs_node_t *me)
 {
     nl_mcs_node_t *empty = NULL;
     __atomic_store_n(&me->next, (nl_mcs_node_t *)NULL, __ATOMIC_RELAXED);
-    if (__builtin_expect(__atomic_compare_exchange_n(&l->tail, &empty, me, 0, __ATOMIC_ACQUIRE,
+    /* release: the node's reset fields reach whoever queues behind it */
+    if (__builtin_expect(__atomic_compare_exchange_n(&l->tail, &empty, me, 0, __ATOMIC_ACQ_REL,
                                                      __ATOMIC_RELAXED), 1))
         return;
     nl_mcs_lock_slow(l, me);
