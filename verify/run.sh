@@ -13,23 +13,23 @@
 #   verify/run.sh qspinlock --broken     each deliberately broken variant, and the
 #                                        first version without each of its four
 #                                        fixes: must fail
+#   verify/run.sh sanl                   verify/sanl.pml, SANL's mode switch and server
+#                                        hand-over (src/locks/sanl_impl.h): mutual
+#                                        exclusion, exactly-once, no lost request
+#   verify/run.sh sanl --broken          its three broken variants: must fail
 #   verify/run.sh shfl                   verify/shfl.pml, ShflLock's lock word, queue,
 #                                        shuffle pass and hand-over (src/locks/shfl.c):
 #                                        mutual exclusion, one shuffle pass at a time,
 #                                        no lost waiter; --full adds 3 threads x 2
 #                                        rounds (5e7 states, ~4 minutes)
 #   verify/run.sh shfl --broken          its three broken variants: must fail
-#   verify/run.sh sanl                   verify/sanl.pml, SANL's mode switch and server
-#                                        hand-over (src/locks/sanl_impl.h): mutual
-#                                        exclusion, exactly-once, no lost request
-#   verify/run.sh sanl --broken          its three broken variants: must fail
 # Exit status 0 when every run gave the expected verdict.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 command -v spin >/dev/null 2>&1 || { echo "verify: spin is not installed (scripts/deps.d/spin.sh)"; exit 77; }
 model=cna
 case "${1:-}" in
-cna|qspinlock|shfl|sanl) model=$1; shift ;;
+cna|qspinlock|sanl|shfl) model=$1; shift ;;
 esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -116,6 +116,14 @@ qspinlock)
         must_pass "-DN=4@-DROUNDS=1 -DN=3@-DROUNDS=3" safety
         must_pass "$live $live@-DWATCH=0" liveness ;;
     esac ;;
+sanl)
+    # 3 threads x 2 rounds and 2 threads x 3 rounds, every mode mix
+    case "${1:-}" in
+    --broken)
+        for b in 1 2 3; do must_fail $b "-DN=3 -DROUNDS=1" safety; done ;;
+    *)
+        must_pass "-DN=3@-DROUNDS=2 -DN=2@-DROUNDS=3" safety ;;
+    esac ;;
 shfl)
     # quick (CTest): 3 and 4 threads x 1 round (two nodes, a shuffle that
     # moves waiters, stealing, patience); --full adds 3 threads x 2 rounds
@@ -126,14 +134,6 @@ shfl)
         configs="-DN=3@-DROUNDS=1 -DN=4@-DROUNDS=1"
         [ "${1:-}" = "--full" ] && configs="$configs -DN=3@-DROUNDS=2"
         must_pass "$configs" safety ;;
-    esac ;;
-sanl)
-    # 3 threads x 2 rounds and 2 threads x 3 rounds, every mode mix
-    case "${1:-}" in
-    --broken)
-        for b in 1 2 3; do must_fail $b "-DN=3 -DROUNDS=1" safety; done ;;
-    *)
-        must_pass "-DN=3@-DROUNDS=2 -DN=2@-DROUNDS=3" safety ;;
     esac ;;
 esac
 exit $rc
