@@ -21,11 +21,11 @@ t0=$(date +%s)
 
 case $VARIANT in
 normal) builds="normal debug"
-        # variant:vCPUs:nodes:numa_spinlock:torture_type
+        # variant:vCPUs:nodes:numa_spinlock:torture_type[:extra kernel parameter]
         runs="normal:4:2:on:spin_lock normal:4:2:off:spin_lock
               normal:4:4:on:spin_lock normal:4:4:off:spin_lock
               normal:8:4:on:spin_lock normal:8:4:off:spin_lock
-              normal:4:2:auto:spin_lock_irq
+              normal:4:2:auto:spin_lock_irq normal:4:2:on:spin_lock:numa_spinlock_reduce=7
               debug:4:2:on:spin_lock debug:4:2:off:spin_lock debug:8:4:on:spin_lock_irq" ;;
 broken) builds="broken"
         # the broken CNA path must fail; the same kernel with CNA off must not
@@ -40,13 +40,13 @@ tb=$(date +%s)
 rm -rf "$LOGS" && mkdir -p "$LOGS"
 failed=0
 for r in $runs; do
-    IFS=: read -r v c n m t <<EOT
+    IFS=: read -r v c n m t x <<EOT
 $r
 EOT
-    name=$v-${c}cpu-${n}node-$m-$t
-    echo "kernel: boot $name: $c vCPUs over $n nodes, numa_spinlock=$m, locktorture $t for ${SECS}s"
+    name=$v-${c}cpu-${n}node-$m-$t${x:+-$(echo "$x" | tr -c 'a-z0-9\n' '-')}
+    echo "kernel: boot $name: $c vCPUs over $n nodes, numa_spinlock=$m $x, locktorture $t for ${SECS}s"
     s0=$(date +%s)
-    "$HERE/boot.sh" "$v" "$c" "$n" "$m" "$t" "$SECS" "$LOGS/$name.log"
+    "$HERE/boot.sh" "$v" "$c" "$n" "$m" "$t" "$SECS" "$LOGS/$name.log" "$x"
     rc=$?
     if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then echo "kernel: $name: killed by the timeout (hang)"; fi
     dbg=""; [ "$v" = debug ] && dbg=--debug
