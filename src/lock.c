@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/internal.h"
+#include "internal.h"
 
 /* Read acquisitions are counted in per-thread shards, not in nl_stats_t's
  * shared counter: readers of a read-write lock never write a common line

@@ -2,7 +2,7 @@
  * only (plain load + store, no read-modify-write on the hot path); read-side
  * acquisitions are counted with an atomic add. */
 #include <errno.h>
-#include "core/internal.h"
+#include "internal.h"
 #include "locks/shfl_impl.h"
 
 void nl_stats_init(nl_stats_t *s)

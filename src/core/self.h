@@ -3,7 +3,7 @@
  * (dense id, cached node, a pool of queue nodes for the node-free lock forms,
  * waiting counters), clocks, random numbers, the pause instruction.
  * It depends on nothing in src/; src/wait/wait.h builds on it, the locks on
- * both (src/core/internal.h includes the two).
+ * both (src/internal.h includes the three).
  */
 #ifndef NL_SELF_H
 #define NL_SELF_H

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
-#include "../core/internal.h"
+#include "../internal.h"
 #include "numalock/interpose.h"
 
 #define EXPORT __attribute__((visibility("default")))

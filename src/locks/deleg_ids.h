@@ -7,7 +7,7 @@
 #define NL_DELEG_IDS_H
 
 #include <stdint.h>
-#include "../core/internal.h"
+#include "../internal.h"
 
 /* The calling thread's request slot, 0..NL_DELEG_MAX_SLOTS-1, taken at its
  * first call and given back when it exits; -1 while every slot is taken. */

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "numalock/delegation.h"
-#include "../core/internal.h"
+#include "../internal.h"
 #include "deleg_ids.h"
 
 #define FC_PASSES 3

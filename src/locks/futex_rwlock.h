@@ -11,7 +11,7 @@
 #define NL_FUTEX_RWLOCK_H
 
 #include <stdint.h>
-#include "../core/internal.h"
+#include "../internal.h"
 
 typedef struct nl_frw {
     _Atomic uint32_t state; /* FRW_WRITER | FRW_SLEEPERS | waiting writers | readers */

@@ -16,7 +16,7 @@
  */
 #include <errno.h>
 #include "numalock/spinlocks.h"
-#include "../core/internal.h"
+#include "../internal.h"
 
 #define LOCAL_MIN 8u
 #define LOCAL_MAX 256u

@@ -21,7 +21,7 @@
 #include <errno.h>
 #include <string.h>
 #include "numalock/lockref.h"
-#include "../core/internal.h"
+#include "../internal.h"
 
 #define LOCKREF_RETRIES 100
 #define ONE ((uint64_t)1 << 32)

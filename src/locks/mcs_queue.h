@@ -14,7 +14,7 @@
 #define NL_MCS_QUEUE_H
 
 #include "numalock/spinlocks.h"
-#include "../core/internal.h"
+#include "../internal.h"
 
 typedef _Atomic(nl_mcs_node_t *) nl_mcsq_tail_t;
 

@@ -1,7 +1,7 @@
 /* glibc's pthread mutex through the numalock interface: the baseline. */
 #include <errno.h>
 #include <pthread.h>
-#include "../core/internal.h"
+#include "../internal.h"
 
 static int op_init(void *l, const nl_attr_t *a)
 {

@@ -2,7 +2,7 @@
  * interface: the baseline of the read-write locks. */
 #include <errno.h>
 #include <pthread.h>
-#include "../core/internal.h"
+#include "../internal.h"
 
 static int op_init(void *l, const nl_attr_t *a)
 {

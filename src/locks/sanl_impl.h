@@ -39,7 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "numalock/delegation.h"
-#include "../core/internal.h"
+#include "../internal.h"
 #include "deleg_ids.h"
 
 /* One thread's record in one lock: the request line (shared with the

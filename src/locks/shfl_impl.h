@@ -11,7 +11,7 @@
 #define NL_SHFL_IMPL_H
 
 #include "numalock/shfl.h"
-#include "../core/internal.h"
+#include "../internal.h"
 
 NL_HIDDEN extern NL_TLS uint64_t nl_shfl_tls_shuffles; /* shuffle passes that moved a waiter */
 NL_HIDDEN extern NL_TLS uint64_t nl_shfl_tls_moved;    /* waiters moved forward */

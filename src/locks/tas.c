@@ -1,7 +1,7 @@
 /* Test-and-set lock: one exchange per attempt; waiters spin then yield. */
 #include <errno.h>
 #include "numalock/spinlocks.h"
-#include "../core/internal.h"
+#include "../internal.h"
 
 /* the inline fast path (spinlocks.h) found the word set */
 void nl_tas_acquire_slow(nl_tas_t *l)

@@ -2,7 +2,7 @@
  * Waiters spin briefly, then yield (the ticket in line may be descheduled). */
 #include <errno.h>
 #include "numalock/spinlocks.h"
-#include "../core/internal.h"
+#include "../internal.h"
 
 /* the inline fast path (spinlocks.h) took ticket `me`, not yet served */
 void nl_ticket_acquire_slow(nl_ticket_t *l, uint32_t me)

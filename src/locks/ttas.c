@@ -3,7 +3,7 @@
  * while the system is overloaded). */
 #include <errno.h>
 #include "numalock/spinlocks.h"
-#include "../core/internal.h"
+#include "../internal.h"
 
 #define BACKOFF_MIN 4u
 #define BACKOFF_MAX 1024u
