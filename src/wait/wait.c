@@ -332,10 +332,15 @@ uint64_t nl_await64_slow(_Atomic uint64_t *w) { return await_slow(w, true); }
  * of another node sleeps again unless that node has been preferred for
  * NL_GATE_STAY_TICKS, or it has waited NL_GATE_MAX_ROUNDS rounds. */
 #define NL_GATE_BUCKETS 256u
-#define NL_GATE_STEP_NS 25000ull      /* 25 us per passive waiter          */
-#define NL_GATE_MIN_NS 50000ull       /* 50 us                             */
-#define NL_GATE_MAX_NS 2000000ull     /* 2 ms                              */
-#define NL_GATE_STAY_TICKS 10000000ull /* ~4 ms on one node                */
+/* Each hand-over between batches moves the lock's data to another core (on
+ * kvmap, 16 threads on 2 cores, one every ~200 us cost 20 % of the
+ * throughput against glibc's mutex, which hands over a few hundred times a
+ * second): the passive waiters of a process wake about once per 100 us
+ * together, and stay off a node that keeps the lock for ~10 ms. */
+#define NL_GATE_STEP_NS 100000ull     /* 100 us per passive waiter         */
+#define NL_GATE_MIN_NS 100000ull      /* 100 us                            */
+#define NL_GATE_MAX_NS 5000000ull     /* 5 ms                              */
+#define NL_GATE_STAY_TICKS 25000000ull /* ~10 ms on one node               */
 #define NL_GATE_MAX_ROUNDS 8u
 
 typedef struct {
