@@ -83,7 +83,10 @@ def main():
         r["lockdep"] = True
 
     # the counters just before the torture and just after it: the run's own
-    blocks = dict(re.findall(r"nltest-stats-begin (\w+)\n(.*?)nltest-stats-end", text, re.S))
+    # kernel messages can land in the middle of a line /init is writing on
+    # the same serial console: cut them out of those lines first
+    clean = re.sub(r"(?<=[^\n])\[\s*\d+\.\d+\] [^\n]*\n", "", text.replace("\r", ""))
+    blocks = dict(re.findall(r"nltest-stats-begin (\w+)\n(.*?)nltest-stats-end", clean, re.S))
 
     def counters(body):
         return {k: int(v) if v.isdigit() else v for k, v in re.findall(r"nltest-stat (\w+) (\S+)", body)}
