@@ -45,7 +45,7 @@ for r in $runs; do
 $r
 EOT
     name=$v-${c}cpu-${n}node-$m-$t${x:+-$(echo "$x" | tr -c 'a-z0-9\n' '-')}
-    echo "kernel: boot $name: $c vCPUs over $n nodes, numa_spinlock=$m $x, locktorture $t for ${SECS}s"
+    echo "kernel: boot $name: $c vCPUs over $n nodes, numa_spinlock=$m${x:+ $x}, locktorture $t for ${SECS}s"
     s0=$(date +%s)
     "$HERE/boot.sh" "$v" "$c" "$n" "$m" "$t" "$SECS" "$LOGS/$name.log" "$x"
     rc=$?
