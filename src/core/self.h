@@ -78,6 +78,7 @@ typedef struct nl_self {
     nl_extra_node_t *extra;            /* overflow nodes (deep nesting) */
     nl_wait_counts_t wc;               /* waiting counters (src/wait)   */
     bool parked_last;                  /* the last grant-word wait parked */
+    uint32_t load_countdown;           /* nl_overloaded calls until the next look at the sample age */
     nl_qnode_slot_t pool[NL_POOL_NODES];
 } nl_self_t;
 
