@@ -341,7 +341,7 @@ uint64_t nl_await64_slow(_Atomic uint64_t *w) { return await_slow(w, true); }
 #define NL_GATE_MIN_NS 100000ull      /* 100 us                            */
 #define NL_GATE_MAX_NS 5000000ull     /* 5 ms                              */
 #define NL_GATE_STAY_TICKS 25000000ull /* ~10 ms on one node               */
-#define NL_GATE_MAX_ROUNDS 8u
+#define NL_GATE_MAX_ROUNDS 32u
 
 typedef struct {
     _Alignas(NL_CACHELINE) _Atomic uint32_t seq; /* futex word (never woken: timed sleeps) */
