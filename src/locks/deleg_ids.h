@@ -7,6 +7,8 @@
 #define NL_DELEG_IDS_H
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include "../internal.h"
 
 /* The calling thread's request slot, 0..NL_DELEG_MAX_SLOTS-1, taken at its
@@ -30,6 +32,22 @@ static inline uint64_t nl_deleg_cycles(void)
 #else
     return nl_now_ns() * 2; /* about 2 GHz */
 #endif
+}
+
+/* First use of one of a lock's chunks of per-slot records: NL_DELEG_CHUNK
+ * zeroed, cache-line aligned elements of `size` bytes, published in *cell,
+ * or the ones another thread published first; NULL without memory. */
+static inline void *nl_deleg_chunk_alloc(void *_Atomic *cell, size_t size)
+{
+    void *fresh = NULL, *expect = NULL;
+    if (posix_memalign(&fresh, NL_CACHELINE, NL_DELEG_CHUNK * size) || !fresh)
+        return NULL;
+    memset(fresh, 0, NL_DELEG_CHUNK * size);
+    if (atomic_compare_exchange_strong_explicit(cell, &expect, fresh, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return fresh;
+    free(fresh);
+    return expect;
 }
 
 #endif

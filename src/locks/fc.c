@@ -48,20 +48,9 @@ static nl_fc_rec_t *fc_rec(nl_fc_t *l, int id)
 {
     unsigned c = (unsigned)id / NL_DELEG_CHUNK;
     nl_fc_rec_t *chunk = atomic_load_explicit(&l->chunks[c], memory_order_acquire);
-    if (NL_UNLIKELY(!chunk)) {
-        nl_fc_rec_t *fresh = NULL;
-        if (posix_memalign((void **)&fresh, NL_CACHELINE, NL_DELEG_CHUNK * sizeof *fresh) || !fresh)
-            return NULL;
-        memset(fresh, 0, NL_DELEG_CHUNK * sizeof *fresh);
-        nl_fc_rec_t *expect = NULL;
-        if (atomic_compare_exchange_strong_explicit(&l->chunks[c], &expect, fresh, memory_order_acq_rel,
-                                                    memory_order_acquire))
-            chunk = fresh;
-        else {
-            free(fresh);
-            chunk = expect;
-        }
-    }
+    if (NL_UNLIKELY(!chunk) &&
+        !(chunk = nl_deleg_chunk_alloc((void *_Atomic *)&l->chunks[c], sizeof *chunk)))
+        return NULL;
     return &chunk[(unsigned)id % NL_DELEG_CHUNK];
 }
 

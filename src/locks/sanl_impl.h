@@ -77,20 +77,9 @@ static inline nl_sanl_slot_t *sanl_slot(nl_sanl_t *l, int id)
 {
     unsigned c = (unsigned)id / NL_DELEG_CHUNK;
     nl_sanl_slot_t *chunk = atomic_load_explicit(&l->chunks[c], memory_order_acquire);
-    if (NL_UNLIKELY(!chunk)) {
-        nl_sanl_slot_t *fresh = NULL;
-        if (posix_memalign((void **)&fresh, NL_CACHELINE, NL_DELEG_CHUNK * sizeof *fresh) || !fresh)
-            return NULL;
-        memset(fresh, 0, NL_DELEG_CHUNK * sizeof *fresh);
-        nl_sanl_slot_t *expect = NULL;
-        if (atomic_compare_exchange_strong_explicit(&l->chunks[c], &expect, fresh, memory_order_acq_rel,
-                                                    memory_order_acquire))
-            chunk = fresh;
-        else {
-            free(fresh);
-            chunk = expect;
-        }
-    }
+    if (NL_UNLIKELY(!chunk) &&
+        !(chunk = nl_deleg_chunk_alloc((void *_Atomic *)&l->chunks[c], sizeof *chunk)))
+        return NULL;
     nl_sanl_slot_t *s = &chunk[(unsigned)id % NL_DELEG_CHUNK];
     if (NL_UNLIKELY(!s->joined)) {
         s->joined = 1;
