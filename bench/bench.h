@@ -138,6 +138,22 @@ static inline uint64_t bench_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Cycles of the delegation microbenchmark and its calibration (SANL paper
+ * sec. 4.1): the time-stamp counter, or about 2 per ns without one. */
+static inline uint64_t bench_cycles(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return bench_now_ns() * 2;
+#endif
+}
+
+/* One shared cache line that a critical section writes. */
+typedef struct {
+    _Alignas(64) volatile uint64_t v[8];
+} bench_line_t;
+
 /* xorshift64* step: the workloads' per-thread pseudo-random numbers. */
 static inline uint64_t bench_xorshift(uint64_t *s)
 {

@@ -24,21 +24,8 @@
 
 #define DL_MAX_LINES 5
 
-static inline uint64_t dl_cycles(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_ia32_rdtsc();
-#else
-    return bench_now_ns() * 2;
-#endif
-}
-
 typedef struct {
-    _Alignas(64) volatile uint64_t v[8];
-} dl_line_t;
-
-typedef struct {
-    dl_line_t lines[DL_MAX_LINES];   /* the shared data, under the lock */
+    bench_line_t lines[DL_MAX_LINES];   /* the shared data, under the lock */
     int nlines;
     uint64_t interval;
     const nl_lock_ops_t *ops;
@@ -89,8 +76,8 @@ static void dl_op(void *state, int tid, nl_lock_t *lock)
         abort(); /* the caller must get its own result */
     if (tid == 0 && (++dl_threads[0].n & 255) == 0)
         dl_counters(st, lock);
-    uint64_t t0 = dl_cycles();
-    while (dl_cycles() - t0 < st->interval)
+    uint64_t t0 = bench_cycles();
+    while (bench_cycles() - t0 < st->interval)
         ;
 }
 
@@ -98,9 +85,9 @@ static double tsc_hz;
 
 static double measure_tsc_hz(void)
 {
-    uint64_t n0 = bench_now_ns(), c0 = dl_cycles();
+    uint64_t n0 = bench_now_ns(), c0 = bench_cycles();
     usleep(50000);
-    uint64_t n1 = bench_now_ns(), c1 = dl_cycles();
+    uint64_t n1 = bench_now_ns(), c1 = bench_cycles();
     return n1 > n0 ? (double)(c1 - c0) * 1e9 / (double)(n1 - n0) : 2e9;
 }
 

@@ -40,22 +40,9 @@
 #include "../bench/bench.h"
 #include "../bench/opts.h"
 
-static inline uint64_t cal_cycles(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_ia32_rdtsc();
-#else
-    return bench_now_ns() * 2;
-#endif
-}
-
-typedef struct {
-    _Alignas(64) volatile uint64_t v[8];
-} cal_line_t;
-
 static struct {
     nl_sanl_t lock;
-    cal_line_t lines[5];
+    bench_line_t lines[5];
     uint64_t interval;
     _Atomic int stop;
     _Atomic int ready;
@@ -80,14 +67,14 @@ static void *cal_worker(void *p)
     uint64_t n = 0;
     while (!atomic_load_explicit(&cal.stop, memory_order_relaxed)) {
         int sample = (n & 7) == 0;
-        uint64_t a = sample ? cal_cycles() : 0;
+        uint64_t a = sample ? bench_cycles() : 0;
         nl_sanl_execute(&cal.lock, cal_cs, NULL);
-        uint64_t b = cal_cycles();
-        while (cal_cycles() - b < cal.interval)
+        uint64_t b = bench_cycles();
+        while (bench_cycles() - b < cal.interval)
             ;
         if (sample) {
             t->in_cs += b - a;
-            t->total += cal_cycles() - a;
+            t->total += bench_cycles() - a;
         }
         n++;
     }
