@@ -27,6 +27,7 @@
 
 #include "numalock.h"
 #include "spinlocks.h"
+#include "cna.h"
 #include "topology.h"
 
 #ifdef __cplusplus
@@ -66,7 +67,9 @@ NL_API int nl_sanl_params_path(char *buf, size_t len);
 typedef struct nl_sanl_slot nl_sanl_slot_t;
 
 typedef struct nl_sanl {
-    nl_mcs_t ll;                          /* the in-place lock; the server holds it */
+    nl_qspinlock_t ll;                    /* the in-place lock (qspinlock-cna); the server holds it */
+    char ll_line[60];                     /* ll alone on its cache line (the lock is 64-byte aligned):
+                                           * the fields below are read on every call */
     NL_ATOMIC(uint32_t) server_up;           /* 1 while a server walks the array */
     NL_ATOMIC(int32_t) server_node;
     NL_ATOMIC(int32_t) votes;                /* C_g: threads voting for delegation */

@@ -189,9 +189,9 @@ void nl_sanl_destroy(nl_sanl_t *l)
 }
 
 void *nl_sanl_execute(nl_sanl_t *l, nl_deleg_fn fn, void *arg) { return sanl_execute_impl(l, fn, arg); }
-void nl_sanl_acquire(nl_sanl_t *l) { nl_mcs_acquire(&l->ll); }
-int nl_sanl_try(nl_sanl_t *l) { return nl_mcs_try(&l->ll); }
-void nl_sanl_release(nl_sanl_t *l) { nl_mcs_release(&l->ll); }
+void nl_sanl_acquire(nl_sanl_t *l) { sanl_ll_acquire(l); }
+int nl_sanl_try(nl_sanl_t *l) { return sanl_ll_try(l); }
+void nl_sanl_release(nl_sanl_t *l) { sanl_ll_release(l); }
 void nl_sanl_cond_wait(nl_sanl_t *l, nl_sanl_cond_t *c) { sanl_cond_wait_impl(l, c); }
 
 void nl_sanl_cond_signal(nl_sanl_cond_t *c)
@@ -211,6 +211,12 @@ void nl_sanl_stats(const nl_sanl_t *l, nl_sanl_stats_t *out)
     out->served = atomic_load_explicit(&l->served, memory_order_relaxed);
     out->own = atomic_load_explicit(&l->own, memory_order_relaxed);
     out->inplace = atomic_load_explicit(&l->inplace, memory_order_relaxed);
+    int32_t hwm = atomic_load_explicit(&l->hwm, memory_order_acquire);
+    for (int32_t c = 0; c * NL_DELEG_CHUNK < hwm; c++) {
+        const nl_sanl_slot_t *chunk = atomic_load_explicit(&l->chunks[c], memory_order_acquire);
+        for (int32_t i = 0; chunk && i < NL_DELEG_CHUNK && c * NL_DELEG_CHUNK + i < hwm; i++)
+            out->inplace += atomic_load_explicit(&chunk[i].inplace, memory_order_relaxed);
+    }
     out->terms = atomic_load_explicit(&l->terms, memory_order_relaxed);
     out->switches = atomic_load_explicit(&l->switches, memory_order_relaxed);
     out->takeovers = atomic_load_explicit(&l->takeovers, memory_order_relaxed);
@@ -227,6 +233,8 @@ size_t nl_sanl_footprint(const nl_sanl_t *l)
     return n;
 }
 
+_Static_assert(offsetof(nl_sanl_t, server_up) == NL_CACHELINE, "ll alone on the lock's first cache line");
+
 /* ---- registry entry ---------------------------------------------------------- */
 static int op_init(void *l, const nl_attr_t *attr) { (void)attr; return nl_sanl_init(l, NULL); }
 static void op_destroy(void *l) { nl_sanl_destroy(l); }
@@ -238,7 +246,7 @@ static size_t op_footprint(const void *l) { return nl_sanl_footprint(l); }
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_sanl = {
     .name = "sanl",
-    .description = "SANL: MCS in place or a dynamic server over a request array, by vote; "
+    .description = "SANL: qspinlock-cna in place or a dynamic server over a request array, by vote; "
                    "serving-first NUMA policy (execute; not interposable)",
     .paper = "Zhang et al., TPDS 2017, sec. 3.1-3.4",
     .size = sizeof(nl_sanl_t), .align = NL_CACHELINE,

@@ -50,15 +50,30 @@ struct nl_sanl_slot {
     void *result;
     _Atomic uint32_t exec;  /* the paper's cond: a server is running it */
     _Atomic uint32_t done;  /* grant word: 1 when answered */
-    _Alignas(NL_CACHELINE) uint64_t begin, end; /* previous critical section, cycles */
+    /* the thread's own line; `end` has its own declaration, since an
+     * alignment specifier applies to every declarator of one */
+    _Alignas(NL_CACHELINE) uint64_t begin;
+    uint64_t end;           /* previous critical section, cycles */
     uint32_t c_l;           /* contention level, 1/1024 */
     uint32_t tick;          /* critical sections, for sampling C_l */
     int32_t cnt, fcnt;      /* boundary counters of the two votes */
     uint8_t joined, vote, fvote, mode;
     uint8_t contended;      /* this section met another thread (see sanl_execute_impl) */
+    _Atomic uint64_t inplace; /* its sections run in place (a lock-wide count would be
+                               * one more line moving with every hand-over) */
 };
 
 #define SANL_ONE 1024u
+
+/* Delegation mode needs this many threads on the lock: a server pays off
+ * only with two clients or more. With one, the server's own thread waits out
+ * every round trip, which costs about as much as a hand-over of the in-place
+ * lock (2 threads, interval 100 cycles, 5 lines, forced delegation: 0.85x
+ * MCS in place; docs/ALGORITHMS.md, sanl). A deviation from algorithm 1. */
+#define SANL_MIN_JOINED 3
+
+/* One critical section in this many is timed for C_l (a power of two). */
+#define SANL_SAMPLE 8u
 
 /* Grant values of a request's done word. */
 #define SANL_ANSWERED 1u
@@ -92,6 +107,15 @@ static inline nl_sanl_slot_t *sanl_slot(nl_sanl_t *l, int id)
     }
     return s;
 }
+
+/* ---- the in-place lock ll: qspinlock-cna -----------------------------------
+ * The best in-place lock measured here (issue text: "MCS or the CNA family,
+ * measured"): 2 threads, interval 100 cycles, 5 lines, qspinlock-cna 1.38x
+ * mcs (docs/ALGORITHMS.md, sanl). One word: free is 0. */
+static inline bool sanl_ll_free(nl_sanl_t *l) { return atomic_load_explicit(&l->ll.val, memory_order_relaxed) == 0; }
+static inline int sanl_ll_try(nl_sanl_t *l) { return nl_qspin_cna_trylock(&l->ll); }
+static inline void sanl_ll_acquire(nl_sanl_t *l) { nl_qspin_cna_lock(&l->ll); }
+static inline void sanl_ll_release(nl_sanl_t *l) { nl_qspin_cna_unlock(&l->ll); }
 
 /* ---- algorithm 1: C_l (equation 1, alpha = 1/2) and the two votes -------- */
 static inline void sanl_vote(nl_sanl_t *l, nl_sanl_slot_t *s, uint64_t now)
@@ -260,7 +284,7 @@ static void *sanl_serve(nl_sanl_t *l, nl_sanl_slot_t *me, nl_deleg_fn fn, void *
     any |= sanl_walk(l, me, 1);
     if (any && me)
         me->contended = 1; /* it served other threads */
-    nl_mcs_release(&l->ll);
+    sanl_ll_release(l);
     return res;
 }
 
@@ -287,7 +311,7 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
     uint64_t t0 = nl_deleg_cycles();
     /* become the server by trylock, or wait until we may send to the server */
     for (;;) {
-        if (atomic_load_explicit(&l->ll.tail, memory_order_relaxed) == NULL && nl_mcs_try(&l->ll) == 0)
+        if (sanl_ll_free(l) && sanl_ll_try(l) == 0)
             return sanl_serve(l, s, fn, arg, node);
         if (!atomic_load_explicit(&l->server_up, memory_order_acquire) || sanl_admitted(l, s, node))
             break;
@@ -298,7 +322,7 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
             if (atomic_compare_exchange_strong_explicit(&l->q_node[node], &expect, 1, memory_order_acquire,
                                                         memory_order_relaxed)) {
                 s->contended = 1;
-                nl_mcs_acquire(&l->ll);
+                sanl_ll_acquire(l);
                 atomic_store_explicit(&l->q_node[node], 0, memory_order_release);
                 return sanl_serve(l, s, fn, arg, node);
             }
@@ -316,12 +340,12 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
         if (d == SANL_ANSWERED)
             return s->result;
         if (d == SANL_RETRY) {
-            nl_mcs_acquire(&l->ll);
+            sanl_ll_acquire(l);
             return sanl_serve(l, s, fn, arg, node);
         }
         /* no server and a free lock: become the server (and take the request back) */
         if (!atomic_load_explicit(&l->server_up, memory_order_seq_cst) &&
-            atomic_load_explicit(&l->ll.tail, memory_order_relaxed) == NULL && nl_mcs_try(&l->ll) == 0)
+            sanl_ll_free(l) && sanl_ll_try(l) == 0)
             goto holding;
         if ((++sp.n & 15) == 0) {
             if (sanl_elapsed(t0) > l->cfg.t_w)
@@ -339,10 +363,10 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
         atomic_load_explicit(&l->server_up, memory_order_seq_cst)) {
         if (nl_await32(&s->done) == SANL_ANSWERED)
             return s->result;
-        nl_mcs_acquire(&l->ll);
+        sanl_ll_acquire(l);
         return sanl_serve(l, s, fn, arg, node); /* it waits: run it here */
     }
-    nl_mcs_acquire(&l->ll);
+    sanl_ll_acquire(l);
 holding:
     /* exec is 0 here: a server sets and clears it within one hold of ll */
     if (atomic_load_explicit(&s->fn, memory_order_relaxed) == NULL) {
@@ -362,23 +386,25 @@ static void *sanl_execute_impl(nl_sanl_t *l, nl_deleg_fn fn, void *arg)
     int id = nl_deleg_slot();
     nl_sanl_slot_t *s = id >= 0 ? sanl_slot(l, id) : NULL;
     if (NL_UNLIKELY(!s)) { /* no slot: in place */
-        nl_mcs_acquire(&l->ll);
+        sanl_ll_acquire(l);
         void *r = fn(arg);
         sanl_count(&l->inplace);
-        nl_mcs_release(&l->ll);
+        sanl_ll_release(l);
         return r;
     }
-    /* C_l is sampled (paper sec. 3.1 allows it): every fourth section is
-     * timed, and the next one's start closes its ratio and votes; a cycle
-     * counter read costs 55 ns in this project's virtual machines */
-    uint32_t k = ++s->tick & 3;
-    uint64_t now = k >= 3 || k == 0 ? nl_deleg_cycles() : 0;
+    /* C_l is sampled (paper sec. 3.1 allows it): one section in SANL_SAMPLE
+     * is timed, and the next one's start closes its ratio and votes; a
+     * cycle counter read costs 12-55 ns in this project's virtual machines */
+    uint32_t k = ++s->tick & (SANL_SAMPLE - 1);
+    uint64_t now = k == SANL_SAMPLE - 1 || k == 0 ? nl_deleg_cycles() : 0;
     if (k == 0)
         sanl_vote(l, s, now);
     int delegate, mode = __atomic_load_n(&l->cfg.mode, __ATOMIC_RELAXED); /* tests flip it */
-    if (mode == NL_SANL_ADAPTIVE)
-        delegate = 2 * atomic_load_explicit(&l->votes, memory_order_relaxed) >
-                   atomic_load_explicit(&l->joined, memory_order_relaxed);
+    if (mode == NL_SANL_ADAPTIVE) {
+        int32_t joined = atomic_load_explicit(&l->joined, memory_order_relaxed);
+        delegate = joined >= SANL_MIN_JOINED &&
+                   2 * atomic_load_explicit(&l->votes, memory_order_relaxed) > joined;
+    }
     else
         delegate = mode == NL_SANL_DELEGATE;
     if (NL_UNLIKELY(delegate != s->mode)) {
@@ -388,17 +414,17 @@ static void *sanl_execute_impl(nl_sanl_t *l, nl_deleg_fn fn, void *arg)
     void *r;
     s->contended = 0;
     if (!delegate) {
-        if (nl_mcs_try(&l->ll)) {
+        if (sanl_ll_try(l)) {
             s->contended = 1;
-            nl_mcs_acquire(&l->ll);
+            sanl_ll_acquire(l);
         }
         r = fn(arg);
-        sanl_count(&l->inplace);
-        nl_mcs_release(&l->ll);
+        sanl_count(&s->inplace);
+        sanl_ll_release(l);
     } else {
         r = sanl_delegate(l, s, fn, arg, nl_self_node(nl_self()));
     }
-    if (k == 3) {
+    if (k == SANL_SAMPLE - 1) {
         /* C_l counts the time of sections that met another thread (a lock
          * that was taken, a request sent, requests served): a section that
          * ran alone is no contention, however short the interval after it
@@ -421,9 +447,9 @@ static void sanl_cond_wait_impl(nl_sanl_t *l, nl_sanl_cond_t *c)
     if (sanl_execs && sanl_execs->l == l)
         siglongjmp(sanl_execs->jb, 1);
     uint32_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
-    nl_mcs_release(&l->ll);
+    sanl_ll_release(l);
     nl_futex_wait(&c->seq, seq);
-    nl_mcs_acquire(&l->ll);
+    sanl_ll_acquire(l);
 }
 
 #endif
