@@ -229,8 +229,10 @@ static inline void sh_wake(sh_node_t *n)
     while (st == SH_WAIT || st == SH_PARKED) {
         if (atomic_compare_exchange_weak_explicit(&n->c.spin, &st, SH_WOKEN, memory_order_relaxed,
                                                   memory_order_relaxed)) {
-            if (st == SH_PARKED)
+            if (st == SH_PARKED) {
+                nl_self()->wc.wakes++;
                 nl_futex_wake(&n->c.spin, 1); /* the low half, little-endian (as nl_grant64) */
+            }
             return;
         }
     }
@@ -261,11 +263,14 @@ static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, const bool blocking
 {
     nl_spinner_t sp = NL_SPINNER_INIT;
     uint32_t i = 0, walked = 0;
-    bool woken = false;
+    bool woken = false, slept = false;
     for (;;) {
         uint64_t st = atomic_load_explicit(&me->c.spin, memory_order_acquire);
-        if (st == SH_HEAD)
+        if (st == SH_HEAD) {
+            if (slept)
+                nl_self()->wc.to_parked++; /* the head role came while we slept */
             return;
+        }
         if (atomic_load_explicit(&me->shuffler, memory_order_acquire)) {
             uint32_t t = atomic_load_explicit(&l->val, memory_order_relaxed) & SH_TAIL_MASK;
             if (t != walked) {
@@ -276,6 +281,7 @@ static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, const bool blocking
         }
         if (blocking && st == SH_WOKEN && !woken) {
             woken = true; /* the head wants us running: a fresh round */
+            slept = false;
             i = 0;
         }
         if (i < SH_WAIT_STEPS) {
@@ -285,12 +291,22 @@ static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, const bool blocking
         }
         if (!blocking) {
             nl_await64(&me->c.spin);
+            /* we parked: our successor probably did too; wake it now, so
+             * that it is running when it becomes the head (shfl-block's
+             * head does this for its next SH_AWAKE waiters) */
+            if (nl_parked_last(nl_self())) {
+                sh_node_t *next = sh_next(me);
+                if (next)
+                    nl_nudge64(&next->c.spin);
+            }
             return;
         }
         /* park: WAIT or WOKEN -> PARKED, sleep until the word changes */
         if (st == SH_PARKED ||
             atomic_compare_exchange_strong_explicit(&me->c.spin, &st, SH_PARKED, memory_order_acq_rel,
                                                     memory_order_acquire)) {
+            nl_self()->wc.parks++; /* the statistics' parks, as src/wait counts them */
+            slept = true;
             nl_futex_wait(&me->c.spin, SH_PARKED);
             woken = false; /* woken (WOKEN or HEAD) or spurious: look again */
         }
@@ -456,8 +472,16 @@ static inline __attribute__((always_inline)) void sh_slowpath(nl_shfl_t *l, cons
             sh_count(sh_shuffle(l, me, true));
             continue;
         }
-        if (blocking)
+        if (blocking) {
             sh_keep_awake(me);
+        } else {
+            /* the successor may have parked while we waited (the waiting
+             * design parks after its spin budget): running again by the
+             * time it becomes the head */
+            sh_node_t *next = sh_next(me);
+            if (next)
+                nl_nudge64(&next->c.spin);
+        }
         sh_head_pause(&sp, &pause, stealing, blocking, &t0);
     }
 
