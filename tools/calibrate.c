@@ -5,7 +5,7 @@
  * it finds where the library reads it (nl_sanl_params_path()):
  *
  *  - theta_l: over intervals from 100 to 300,000 cycles, SANL fixed in place
- *    (its MCS lock) against SANL fixed in delegation mode (no NUMA policy);
+ *    (its qspinlock-cna) against SANL fixed in delegation mode (no NUMA policy);
  *    theta_l is the contention level C_l (the threads' time share in critical
  *    sections, measured in place) where delegation stops being faster, from
  *    the shortest interval on: the mean of C_l at the last interval where it

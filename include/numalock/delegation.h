@@ -3,7 +3,8 @@
  * another thread (a server) on the caller's behalf.
  *
  *  - SANL (Zhang et al., "Scalable Adaptive NUMA-aware Lock", IEEE TPDS 28(6),
- *    2017): an MCS lock used in place under low contention, a dynamic server
+ *    2017): a qspinlock-cna word used in place under low contention (and with fewer
+ *    than 3 threads on the lock), a dynamic server
  *    walking a per-lock request array under high contention, chosen by a vote
  *    of the contending threads (algorithm 1); a NUMA serving policy
  *    (distance-first or serving-first, sec. 3.3.1) with a FIFO of remote
