@@ -52,14 +52,19 @@ NL_INLINE int nl_ttas_try(nl_ttas_t *l)
 NL_INLINE void nl_ttas_release(nl_ttas_t *l) { __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE); }
 
 typedef struct { NL_ATOMIC(uint32_t) next; NL_ATOMIC(uint32_t) owner; } nl_ticket_t;
-/* waits for ticket `me` */
+/* the lock was taken: the library's gate while the machine is overloaded,
+ * then a ticket, then the wait for it */
+NL_API void nl_ticket_lock_slow(nl_ticket_t *l);
+/* waits for ticket `me`, already taken (the inline path of version 0.1.0) */
 NL_API void nl_ticket_acquire_slow(nl_ticket_t *l, uint32_t me);
 NL_INLINE void nl_ticket_acquire(nl_ticket_t *l)
 {
-    uint32_t me = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
-    if (__builtin_expect(__atomic_load_n(&l->owner, __ATOMIC_ACQUIRE) == me, 1))
+    /* free (owner == next): take the next ticket, which is served now */
+    uint32_t n = __atomic_load_n(&l->owner, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(__atomic_compare_exchange_n(&l->next, &n, n + 1, 0, __ATOMIC_RELAXED,
+                                                     __ATOMIC_RELAXED), 1))
         return;
-    nl_ticket_acquire_slow(l, me);
+    nl_ticket_lock_slow(l);
 }
 NL_API int  nl_ticket_try(nl_ticket_t *l);
 NL_INLINE void nl_ticket_release(nl_ticket_t *l)

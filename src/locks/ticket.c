@@ -1,16 +1,34 @@
 /* Ticket lock: FIFO by fetch-and-add on `next`; the holder advances `owner`.
- * Waiters spin briefly, then yield (the ticket in line may be descheduled). */
+ * The inline fast path takes a free lock with one CAS of `next` from `owner`;
+ * a thread that finds it taken passes the library's gate (a passive wait
+ * while the machine is overloaded, so that the tickets in line belong to
+ * running threads) before it takes a ticket. Waiters spin briefly, then
+ * yield (the ticket in line may be descheduled). */
 #include <errno.h>
 #include "numalock/spinlocks.h"
 #include "../internal.h"
 
-/* the inline fast path (spinlocks.h) took ticket `me`, not yet served */
-void nl_ticket_acquire_slow(nl_ticket_t *l, uint32_t me)
+static void ticket_wait(nl_ticket_t *l, uint32_t me)
 {
-    nl_count_slow(nl_self());
     nl_spinner_t sp = NL_SPINNER_INIT;
     while (atomic_load_explicit(&l->owner, memory_order_acquire) != me)
         nl_spin_once(&sp);
+}
+
+/* the inline fast path (spinlocks.h) found the lock taken */
+void nl_ticket_lock_slow(nl_ticket_t *l)
+{
+    nl_count_slow(nl_self());
+    nl_gate(l);
+    ticket_wait(l, atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed));
+}
+
+/* ticket `me` was taken by the inline path of version 0.1.0 (binary
+ * compatibility), not yet served */
+void nl_ticket_acquire_slow(nl_ticket_t *l, uint32_t me)
+{
+    nl_count_slow(nl_self());
+    ticket_wait(l, me);
 }
 
 int nl_ticket_try(nl_ticket_t *l)
