@@ -1,7 +1,9 @@
 /* Topology by measurement (issue 15): clustering of synthetic latency
  * matrices, the spec it implies, the stored measurement, `--topology measured`,
  * and one real measurement on this machine.
- *   test_topo [cluster|store|measured|measure|all] */
+ * The CPU-list parser that sysfs lists, cpus: specs, the stored measurement
+ * and `topo --measure --cpus` share.
+ *   test_topo [cpulist|cluster|store|measured|measure|all] */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -259,10 +261,35 @@ static void test_measure(void)
     CHECK(nl_c2c_measure(&bad, &m, err, sizeof err) == EINVAL && strstr(err, "xchg"), "%s", err);
 }
 
+static void test_cpulist(void)
+{
+    static const struct { const char *s; int n; int first, last; } cases[] = {
+        { "0-3,8", 5, 0, 8 }, { "0", 1, 0, 0 }, { "1,0", 2, 1, 0 }, { "10-11,12", 3, 10, 12 },
+        { "4095", 1, 4095, 4095 },
+        /* bad: each must give -1 */
+        { "", -1, 0, 0 }, { "3-", -1, 0, 0 }, { "0,", -1, 0, 0 }, { ",1", -1, 0, 0 },
+        { "a", -1, 0, 0 }, { "3-1", -1, 0, 0 }, { "0-3,2", -1, 0, 0 }, { "4096", -1, 0, 0 },
+        { "0-1-2", -1, 0, 0 }, { "0--1", -1, 0, 0 }, { "0 1", -1, 0, 0 }, { "0-20", -1, 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int cpus[16];
+        int n = nl_cpulist_parse(cases[i].s, strlen(cases[i].s), cpus, 16);
+        CHECK(n == cases[i].n, "'%s': %d CPUs, expected %d", cases[i].s, n, cases[i].n);
+        if (n > 0 && n == cases[i].n)
+            CHECK(cpus[0] == cases[i].first && cpus[n - 1] == cases[i].last, "'%s': %d..%d", cases[i].s,
+                  cpus[0], cpus[n - 1]);
+    }
+    /* the length bounds the list: "0-3" of "0-3/4-7" */
+    int cpus[8];
+    CHECK(nl_cpulist_parse("0-3/4-7", 3, cpus, 8) == 4, "a list inside a cpus: spec");
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "all";
     int all = !strcmp(what, "all");
+    if (all || !strcmp(what, "cpulist"))
+        test_cpulist();
     if (all || !strcmp(what, "cluster"))
         test_cluster();
     if (all || !strcmp(what, "store"))

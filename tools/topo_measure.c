@@ -34,40 +34,6 @@ static void progress(void *arg, int done, int total, double elapsed)
             *budget, done == total ? "\n" : "");
 }
 
-/* "0-3,8" in the given order; the count, or -1 */
-static int parse_cpus(const char *s, int *out, int max)
-{
-    int n = 0;
-    while (*s) {
-        if (!isdigit((unsigned char)*s))
-            return -1;
-        char *e;
-        long a = strtol(s, &e, 10), b = a;
-        s = e;
-        if (*s == '-') {
-            if (!isdigit((unsigned char)s[1]))
-                return -1;
-            b = strtol(s + 1, &e, 10);
-            s = e;
-        }
-        if (b < a || b >= NL_MAX_CPUS)
-            return -1;
-        for (long c = a; c <= b; c++) {
-            for (int k = 0; k < n; k++)
-                if (out[k] == c)
-                    return -1;
-            if (n >= max)
-                return -1;
-            out[n++] = (int)c;
-        }
-        if (*s == ',' && s[1])
-            s++;
-        else if (*s)
-            return -1;
-    }
-    return n;
-}
-
 /* A matrix as `numalock topo --measure` prints it (and as c2c.txt holds it):
  * a header line "cpu ID ID ...", then one row per CPU "ID v v ...", '-' on
  * the diagonal. Returns 0, or 2 with one sentence printed. */
@@ -304,7 +270,7 @@ int nl_cli_topo_measure(int argc, char **argv)
         store = 0; /* a file's matrix says nothing about this machine */
     } else {
         if (cpulist) {
-            int n = parse_cpus(cpulist, cpus, NL_C2C_MAX_CPUS);
+            int n = nl_cpulist_parse(cpulist, strlen(cpulist), cpus, NL_C2C_MAX_CPUS);
             if (n < 1) {
                 fprintf(stderr, "%s: bad CPU list '%s': expected distinct CPUs like 0-3,8\n", PROG, cpulist);
                 return 2;

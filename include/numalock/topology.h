@@ -42,6 +42,11 @@ NL_API const nl_topology_t *nl_topology_current(void);
 /* Error from a bad NUMALOCK_TOPOLOGY (the library fell back to auto), or NULL. */
 NL_API const char *nl_topology_env_error(void);
 NL_API int nl_topology_nodes(void);
+/* A CPU list of `len` bytes ("0-3,8,10-11": CPUs and ranges, comma-separated,
+ * as in sysfs and in cpus: specs) into cpus[] in the order written. Returns
+ * the count, or -1 on a syntax error, a CPU at or above NL_MAX_CPUS, a CPU
+ * named twice, or more than max CPUs. */
+NL_API int nl_cpulist_parse(const char *s, size_t len, int *cpus, int max);
 
 /* Node of the calling thread: cached, refreshed every NL_NODE_REFRESH calls
  * (real topologies) -- cheap enough for lock slow paths. */

@@ -311,37 +311,6 @@ int nl_measured_store(const char *path, const nl_c2c_t *m, const nl_clusters_t *
     return 0;
 }
 
-/* "0-3,8" into increasing ids; -1 on a syntax error */
-static int parse_ids(const char *s, int *ids, int max)
-{
-    int n = 0;
-    while (*s) {
-        if (!isdigit((unsigned char)*s))
-            return -1;
-        char *e;
-        long a = strtol(s, &e, 10), b = a;
-        s = e;
-        if (*s == '-') {
-            if (!isdigit((unsigned char)s[1]))
-                return -1;
-            b = strtol(s + 1, &e, 10);
-            s = e;
-        }
-        if (b < a || b >= NL_MAX_CPUS)
-            return -1;
-        for (long c = a; c <= b; c++) {
-            if (n >= max || (n && ids[n - 1] >= c))
-                return -1;
-            ids[n++] = (int)c;
-        }
-        if (*s == ',')
-            s++;
-        else if (*s)
-            return -1;
-    }
-    return n;
-}
-
 int nl_measured_load(const char *path, const int *cpus, int n, char *spec, size_t speclen)
 {
     FILE *f = fopen(path, "r");
@@ -354,7 +323,7 @@ int nl_measured_load(const char *path, const int *cpus, int n, char *spec, size_
         if (!strcmp(line, "numalock measured topology 1"))
             header = 1;
         else if (!strncmp(line, "cpus ", 5))
-            nids = parse_ids(line + 5, ids, NL_C2C_MAX_CPUS);
+            nids = nl_cpulist_parse(line + 5, strlen(line + 5), ids, NL_C2C_MAX_CPUS);
         else if (!strncmp(line, "spec cpus:", 10) && strlen(line + 5) < speclen) {
             snprintf(spec, speclen, "%s", line + 5);
             have_spec = 1;

@@ -31,41 +31,57 @@ static void set_err(char *err, size_t len, const char *fmt, const char *a)
 
 #define VALID_FORMS "valid forms are auto, virtual:N (N from 1 to 64), cpus:LIST/LIST/... (e.g. cpus:0-3/4-7), measured"
 
-/* Parse "0-3,8,10-11" into a bitmap over [0, NL_MAX_CPUS); -1 on syntax error. */
-static int parse_cpulist(const char *s, const char *end, unsigned char *set)
+/* The CPU-list parser: marks each CPU in set[] (zeroed by the caller; a CPU
+ * already marked is an error) and, when cpus is not NULL, appends it there
+ * (at most max). The count, or -1. */
+static int cpulist_scan(const char *s, const char *end, unsigned char *set, int *cpus, int max)
 {
+    int n = 0;
     if (s == end)
         return -1;
     while (s < end) {
-        if (!isdigit((unsigned char)*s))
-            return -1;
-        char *e;
-        long a = strtol(s, &e, 10), b = a;
-        if (e > end)
-            return -1;
-        s = e;
-        if (s < end && *s == '-') {
-            s++;
-            if (s >= end || !isdigit((unsigned char)*s))
+        long ab[2];
+        for (int k = 0; k < 2; k++) { /* a, then b after a '-' */
+            if (!isdigit((unsigned char)*s))
                 return -1;
-            b = strtol(s, &e, 10);
-            if (e > end)
+            for (ab[k] = 0; s < end && isdigit((unsigned char)*s); s++)
+                if ((ab[k] = ab[k] * 10 + (*s - '0')) >= NL_MAX_CPUS)
+                    return -1;
+            if (k == 1 || s == end || *s != '-') {
+                if (k == 0)
+                    ab[1] = ab[0];
+                break;
+            }
+            if (++s == end)
                 return -1;
-            s = e;
         }
-        if (a < 0 || b < a || b >= NL_MAX_CPUS)
+        if (ab[1] < ab[0])
             return -1;
-        for (long c = a; c <= b; c++)
+        for (long c = ab[0]; c <= ab[1]; c++) {
+            if (set[c] || (cpus && n >= max))
+                return -1;
             set[c] = 1;
-        if (s < end) {
-            if (*s != ',')
-                return -1;
-            s++;
-            if (s == end)
-                return -1;
+            if (cpus)
+                cpus[n] = (int)c;
+            n++;
         }
+        if (s < end && (*s != ',' || ++s == end))
+            return -1;
     }
-    return 0;
+    return n;
+}
+
+int nl_cpulist_parse(const char *s, size_t len, int *cpus, int max)
+{
+    unsigned char set[NL_MAX_CPUS];
+    memset(set, 0, sizeof set);
+    return cpulist_scan(s, s + len, set, cpus, max);
+}
+
+/* A CPU list into a bitmap over [0, NL_MAX_CPUS), zeroed by the caller; -1 on a bad list. */
+static int parse_cpulist(const char *s, const char *end, unsigned char *set)
+{
+    return cpulist_scan(s, end, set, NULL, 0) < 0 ? -1 : 0;
 }
 
 static int read_file_line(const char *path, char *buf, size_t len)
