@@ -248,6 +248,15 @@ static inline void sh_keep_awake(sh_node_t *me)
         sh_wake(n);
 }
 
+/* shfl: a successor parked in the library's grant-word wait spins again
+ * (nl_nudge64: PARKED -> WAITING and a futex wake; nothing if it runs) */
+static inline void sh_nudge_next(sh_node_t *me)
+{
+    sh_node_t *next = sh_next(me);
+    if (next)
+        nl_nudge64(&next->c.spin);
+}
+
 /* the head role to the successor (a system call only if it parked) */
 static inline void sh_grant(sh_node_t *next) { nl_grant64(&next->c.spin, SH_HEAD); }
 
@@ -294,11 +303,8 @@ static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, const bool blocking
             /* we parked: our successor probably did too; wake it now, so
              * that it is running when it becomes the head (shfl-block's
              * head does this for its next SH_AWAKE waiters) */
-            if (nl_parked_last(nl_self())) {
-                sh_node_t *next = sh_next(me);
-                if (next)
-                    nl_nudge64(&next->c.spin);
-            }
+            if (nl_parked_last(nl_self()))
+                sh_nudge_next(me);
             return;
         }
         /* park: WAIT or WOKEN -> PARKED, sleep until the word changes */
@@ -484,9 +490,7 @@ static inline __attribute__((always_inline)) void sh_slowpath(nl_shfl_t *l, cons
             /* the successor may have parked while we waited (the waiting
              * design parks after its spin budget): running again by the
              * time it becomes the head */
-            sh_node_t *next = sh_next(me);
-            if (next)
-                nl_nudge64(&next->c.spin);
+            sh_nudge_next(me);
         }
         sh_head_pause(&sp, &pause, stealing, blocking, &t0);
     }

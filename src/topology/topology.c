@@ -31,6 +31,18 @@ static void set_err(char *err, size_t len, const char *fmt, const char *a)
 
 #define VALID_FORMS "valid forms are auto, virtual:N (N from 1 to 64), cpus:LIST/LIST/... (e.g. cpus:0-3/4-7), measured"
 
+/* One CPU number of a list at *s (before end): -1 when there is no digit or
+ * the number reaches NL_MAX_CPUS. */
+static int cpulist_number(const char **s, const char *end, long *v)
+{
+    if (*s == end || !isdigit((unsigned char)**s))
+        return -1;
+    for (*v = 0; *s < end && isdigit((unsigned char)**s); (*s)++)
+        if ((*v = *v * 10 + (**s - '0')) >= NL_MAX_CPUS)
+            return -1;
+    return 0;
+}
+
 /* The CPU-list parser: marks each CPU in set[] (zeroed by the caller; a CPU
  * already marked is an error) and, when cpus is not NULL, appends it there
  * (at most max). The count, or -1. */
@@ -40,24 +52,18 @@ static int cpulist_scan(const char *s, const char *end, unsigned char *set, int 
     if (s == end)
         return -1;
     while (s < end) {
-        long ab[2];
-        for (int k = 0; k < 2; k++) { /* a, then b after a '-' */
-            if (!isdigit((unsigned char)*s))
-                return -1;
-            for (ab[k] = 0; s < end && isdigit((unsigned char)*s); s++)
-                if ((ab[k] = ab[k] * 10 + (*s - '0')) >= NL_MAX_CPUS)
-                    return -1;
-            if (k == 1 || s == end || *s != '-') {
-                if (k == 0)
-                    ab[1] = ab[0];
-                break;
-            }
-            if (++s == end)
+        long a, b;
+        if (cpulist_number(&s, end, &a))
+            return -1;
+        b = a;
+        if (s < end && *s == '-') {
+            s++;
+            if (cpulist_number(&s, end, &b))
                 return -1;
         }
-        if (ab[1] < ab[0])
+        if (b < a)
             return -1;
-        for (long c = ab[0]; c <= ab[1]; c++) {
+        for (long c = a; c <= b; c++) {
             if (set[c] || (cpus && n >= max))
                 return -1;
             set[c] = 1;
