@@ -120,7 +120,7 @@ void nl_cna_lock_slow(nl_cna_t *l, nl_cna_node_t *me)
 {
     nl_self_t *s = nl_self();
     nl_count_slow(s);
-    nl_gate(l);
+    nl_gate(l, true); /* as MCS: the tail does not tell */
     nl_cna_node_t *tail = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
     if (!tail)
         return;

@@ -180,7 +180,7 @@ static void ct_acquire(void *p)
             atomic_load_explicit(&l->gowner, memory_order_relaxed)) {
         /* the lock is taken: the gate while overloaded (src/wait) */
         nl_count_slow(nl_self());
-        nl_gate(l);
+        nl_gate(l, true);
     }
     uint32_t t = atomic_fetch_add_explicit(&L->next, 1, memory_order_relaxed);
     ct_wait_ticket(&L->owner, t);

@@ -73,7 +73,7 @@ static inline __attribute__((always_inline)) void co_acquire(void *lock, void *g
     co_local_t *L = co_local_of(local, nnodes, q);
     if (G->busy(g) || atomic_load_explicit(&L->tail, memory_order_relaxed)) {
         nl_count_slow(nl_self());
-        nl_gate(lock);
+        nl_gate(lock, true); /* as MCS: the tails do not tell */
     }
     uint32_t v = nl_mcsq_join(&L->tail, &q->q);
     if (v && v != CO_ACQUIRE_GLOBAL) { /* the global lock came with the local one */

@@ -282,7 +282,7 @@ static __attribute__((noinline)) void cst_lock_slow(nl_cst_mutex_t *m, cst_qnode
                                                     cst_snode_t *s)
 {
     nl_count_slow(nl_self());
-    nl_gate(m);
+    nl_gate(m, true); /* as MCS: the tails do not tell */
     cst_qnode_t *pred = atomic_exchange_explicit(&s->tail, me, memory_order_seq_cst);
     if (!pred) {
         after_local(m, s); /* the local lock was free */

@@ -25,7 +25,7 @@ _Static_assert(sizeof(nl_mcs_node_t) <= NL_QNODE_BYTES, "MCS node fits a pool sl
 void nl_mcs_lock_slow(nl_mcs_t *l, nl_mcs_node_t *me)
 {
     nl_count_slow(nl_self());
-    nl_gate(l);
+    nl_gate(l, true); /* the tail may be the holder's node or a waiter's */
     nl_mcsq_join(&l->tail, me);
 }
 

@@ -192,12 +192,11 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
     nl_spinner_t sp = NL_SPINNER_INIT;
     nl_self_t *s = nl_self();
     nl_count_slow(s);
-    /* overloaded: wait passively at the gate first (src/wait/wait.h), so
-     * pending waiter and queue hold running threads */
-    if (nl_wait_policy.kind == NL_WAIT_ADAPTIVE && nl_overloaded()) {
-        nl_gate_slow(l);
+    /* a pending waiter or a queue: while overloaded, wait passively at the
+     * gate first (src/wait/wait.h), so pending waiter and queue hold running
+     * threads */
+    if (nl_gate(l, (val & ~QS_LOCKED_MASK) != 0))
         val = atomic_load_explicit(&l->val, memory_order_relaxed);
-    }
 
     /* only a pending waiter, no queue, lock free: take it (bounded stealing,
      * see qs_pending_wait) */

@@ -414,13 +414,8 @@ static inline __attribute__((always_inline)) void sh_slowpath(nl_shfl_t *l, cons
     if (sh_trylock(l) == 0)
         return;
     nl_count_slow(s);
-    /* the library's concurrency restriction (passive while overloaded), for
-     * a saturated lock only: somebody is queued already. With the queue
-     * empty the arrival becomes the head, and running threads take the
-     * lock meanwhile (a short critical section at moderate contention
-     * would otherwise send every arrival to a 100 us sleep) */
-    if (atomic_load_explicit(&l->val, memory_order_relaxed) & SH_TAIL_MASK)
-        nl_gate(l);
+    /* somebody queued: the gate while overloaded (src/wait/wait.h) */
+    nl_gate(l, (atomic_load_explicit(&l->val, memory_order_relaxed) & SH_TAIL_MASK) != 0);
     sh_block_t *b = s->id >= 0 ? sh_block(s->id) : NULL;
     if (NL_UNLIKELY(!b || b->count >= SH_NODES)) {
         /* no slot or nested too deep: spin on the lock word (as qspinlock) */
