@@ -262,12 +262,25 @@ static inline void sh_grant(sh_node_t *next) { nl_grant64(&next->c.spin, SH_HEAD
 
 static unsigned sh_shuffle(nl_shfl_t *l, sh_node_t *me, bool head);
 
+/* shfl-block while the machine is overloaded (more runnable threads than
+ * CPUs): a waiter behind the head parks instead of yielding, and the head
+ * does not keep its successors awake. A spinning waiter would take turns on
+ * a CPU with the holder and the head (with 8 threads on 2 CPUs a quarter of
+ * the time went to sched_yield's context switches); the successor is woken
+ * by its grant instead, while running threads of the holder's node may take
+ * the lock meanwhile. */
+static inline bool sh_block_overloaded(void)
+{
+    return nl_wait_policy.kind == NL_WAIT_ADAPTIVE && nl_overloaded();
+}
+
 /* A queued waiter, until it is granted the head role. While it runs it
  * shuffles whenever it holds the shuffler role and somebody queued since
  * its last pass. shfl: SH_WAIT_STEPS steps of nl_spin_once, then the
  * library's grant-word wait (nl_await64: spin, park, as the policy says).
- * shfl-block: the same steps, then park; a waiter woken early (WOKEN) gets
- * another round of steps before it may park again. */
+ * shfl-block: the same steps (NL_OVER_PAUSES while overloaded), then park;
+ * a waiter woken early (WOKEN) gets another round of steps before it may
+ * park again. */
 static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, const bool blocking)
 {
     nl_spinner_t sp = NL_SPINNER_INIT;
@@ -293,7 +306,7 @@ static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, const bool blocking
             slept = false;
             i = 0;
         }
-        if (i < SH_WAIT_STEPS) {
+        if (i < SH_WAIT_STEPS && !(blocking && i >= NL_OVER_PAUSES && sh_block_overloaded())) {
             i++;
             nl_spin_once(&sp);
             continue;
@@ -480,7 +493,8 @@ static inline __attribute__((always_inline)) void sh_slowpath(nl_shfl_t *l, cons
             continue;
         }
         if (blocking) {
-            sh_keep_awake(me);
+            if (!sh_block_overloaded())
+                sh_keep_awake(me);
         } else {
             /* the successor may have parked while we waited (the waiting
              * design parks after its spin budget): running again by the
