@@ -263,17 +263,13 @@ static inline void sh_grant(sh_node_t *next) { nl_grant64(&next->c.spin, SH_HEAD
 
 static unsigned sh_shuffle(nl_shfl_t *l, sh_node_t *me, bool head);
 
-/* shfl-block while the machine is overloaded (more runnable threads than
- * CPUs): a waiter behind the head parks instead of yielding, and the head
- * does not keep its successors awake. A spinning waiter would take turns on
- * a CPU with the holder and the head (with 8 threads on 2 CPUs a quarter of
- * the time went to sched_yield's context switches); the successor is woken
- * by its grant instead, while running threads of the holder's node may take
- * the lock meanwhile. */
-static inline bool sh_block_overloaded(void)
-{
-    return nl_wait_policy.kind == NL_WAIT_ADAPTIVE && nl_overloaded();
-}
+/* shfl-block while the machine is overloaded (nl_adaptive_overloaded: more
+ * runnable threads than CPUs): a waiter behind the head parks instead of
+ * yielding, and the head does not keep its successors awake. A spinning
+ * waiter would take turns on a CPU with the holder and the head (with 8
+ * threads on 2 CPUs a quarter of the time went to sched_yield's context
+ * switches); the successor is woken by its grant instead, while running
+ * threads of the holder's node may take the lock meanwhile. */
 
 /* The head's patience: checks of the lock word during which running
  * threads of the holder's node may take the free lock. shfl-block while
@@ -284,7 +280,7 @@ static inline bool sh_block_overloaded(void)
  * the shorter patience. */
 static inline uint32_t sh_patience(const bool blocking)
 {
-    return blocking && sh_block_overloaded() ? NL_OVER_PAUSES : SH_PATIENCE;
+    return blocking && nl_adaptive_overloaded() ? NL_OVER_PAUSES : SH_PATIENCE;
 }
 
 /* A queued waiter, until it is granted the head role. While it runs it
@@ -319,7 +315,7 @@ static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, const bool blocking
             slept = false;
             i = 0;
         }
-        if (i < SH_WAIT_STEPS && !(blocking && i >= NL_OVER_PAUSES && sh_block_overloaded())) {
+        if (i < SH_WAIT_STEPS && !(blocking && i >= NL_OVER_PAUSES && nl_adaptive_overloaded())) {
             i++;
             nl_spin_once(&sp);
             continue;
@@ -506,7 +502,7 @@ static inline __attribute__((always_inline)) void sh_slowpath(nl_shfl_t *l, cons
             continue;
         }
         if (blocking) {
-            if (!sh_block_overloaded())
+            if (!nl_adaptive_overloaded())
                 sh_keep_awake(me);
         } else {
             /* the successor may have parked while we waited (the waiting

@@ -21,9 +21,9 @@
  *       and waited for) waits passively (a timed futex sleep) before it may
  *       queue, so the queue holds running threads only and the lock is never
  *       handed to a waiter that is not running while a running one could
- *       take it; a passive waiter
- *       queues after its timeout (so every thread gets in), preferring the
- *       node that entered last for a bounded time (NUMA-aware, GCR-NUMA).
+ *       take it; a passive waiter queues after its timeout (so every thread
+ *       gets in), preferring the node that entered last for a bounded time
+ *       (NUMA-aware, GCR-NUMA).
  *   spin                pause forever;
  *   yield               pause, then sched_yield;
  *   park, park:S:Y      the fixed policy of earlier versions: S pauses,
@@ -90,6 +90,13 @@ static inline bool nl_overloaded(void)
                       atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed);
     uint32_t cpus = (uint32_t)nl_cpus_online();
     return demand > cpus + 1 + cpus / 16;
+}
+
+/* Overloaded under the adaptive policy: where the gate holds arrivals back
+ * and the locks wait passively (the fixed policies keep their own ways). */
+static inline bool nl_adaptive_overloaded(void)
+{
+    return nl_wait_policy.kind == NL_WAIT_ADAPTIVE && nl_overloaded();
 }
 
 /* ---- short waits ------------------------------------------------------------ */
@@ -216,7 +223,7 @@ NL_HIDDEN void nl_gate_slow(const void *lock);
  * there a waiter that loses its CPU stalls the lock. */
 static inline bool nl_gate(const void *lock, bool queued)
 {
-    if (!queued || nl_wait_policy.kind != NL_WAIT_ADAPTIVE || !nl_overloaded())
+    if (!queued || !nl_adaptive_overloaded())
         return false;
     nl_gate_slow(lock);
     return true;
