@@ -9,7 +9,7 @@
 set -eu
 runs=${1:-5}; cli=${2:-build/bin/numalock}
 here=$(dirname "$0")
-locks="mcs cna cna-opt qspinlock qspinlock-cna c-bo-mcs c-tkt-tkt hmcs cst-mutex"
+locks="mcs cna cna-opt qspinlock qspinlock-cna hmcs c-bo-mcs c-tkt-tkt ticket shfl shfl-block cst-mutex"
 echo "# machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -r); $(date -u +%FT%TZ); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo "## 2 threads: default policy / spin policy ($runs runs)"
 for l in $locks; do

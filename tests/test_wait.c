@@ -1,9 +1,11 @@
 /* Unit tests of the waiting design (src/wait/wait.h): the early wake of a
- * parked waiter, the gate while overloaded, and statistics that count
- * contention without changing the acquisition path. No test asserts on time:
+ * parked waiter, the gate while overloaded and the order in which it lets
+ * passive waiters in, the process's CPU budget (affinity and cgroup files),
+ * the load levels, and statistics that count contention without changing
+ * the acquisition path. No test asserts on time:
  * a broken wake-up hangs, and the watchdog (alarm) fails the test.
  *
- *   test_wait [nudge|gate|stats|all]        exit 0 = pass
+ *   test_wait [nudge|gate|fifo|budget|level|stats|all]   exit 0 = pass
  *   test_wait --broken-nudge                must fail: a nudge that turns the
  *                                           word back to WAITING without a
  *                                           futex wake leaves the waiter asleep
@@ -12,6 +14,8 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <sched.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -35,11 +39,16 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-/* Pin the load the waiting design sees (no re-sampling). */
+/* Pin the evidence the waiting design sees (no re-sampling): the machine's
+ * runnable tasks, a CPU budget of 64, no preemption seen. */
 static void force_load(uint32_t runnable)
 {
     atomic_store(&nl_load_next, UINT64_MAX);
     atomic_store(&nl_load_runnable, runnable);
+    atomic_store(&nl_budget_cpus, 64);
+    atomic_store(&nl_count_spinners, 0);
+    atomic_store(&nl_spinning, 0);
+    atomic_store(&nl_preempted, 0);
 }
 
 static void on_alarm(int sig)
@@ -59,7 +68,9 @@ static int broken_nudge;
 static void *awaiter(void *p)
 {
     (void)p;
-    uint32_t v = nl_await32(&word);
+    nl_waiter_t w;
+    nl_waiter_init(&w);
+    uint32_t v = nl_wait_grant32(&w, &word);
     atomic_store(&waiter_parks, nl_test_self_parks());
     atomic_store(&waiter_got, v);
     return NULL;
@@ -140,6 +151,173 @@ static void test_gate(void)
     CHECK(w == 0, "not overloaded: %llu gate waits", (unsigned long long)w);
     run_gate("spin", 1000, &w);     /* only the adaptive policy restricts */
     CHECK(w == 0, "spin policy: %llu gate waits", (unsigned long long)w);
+}
+
+/* ---- fifo: passive waiters enter in the order they arrived ---------------- */
+static _Atomic int fifo_order[4], fifo_n;
+
+static void *fifo_acquirer(void *p)
+{
+    int me = (int)(intptr_t)p;
+    nl_mcs_acquire(&mcs);
+    atomic_store(&fifo_order[atomic_fetch_add(&fifo_n, 1)], me);
+    nl_mcs_release(&mcs);
+    return NULL;
+}
+
+static void test_fifo(void)
+{
+    char err[128];
+    CHECK(nl_wait_set_policy("adaptive", err, sizeof err) == 0, "adaptive: %s", err);
+    force_load(1000); /* overloaded: arrivals at the held lock wait at the gate */
+    atomic_store(&fifo_n, 0);
+    nl_mcs_acquire(&mcs);
+    void *mine = atomic_load(&mcs.tail);
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) {
+        uint32_t before = atomic_load(&nl_gate_waiters);
+        pthread_create(&t[i], NULL, fifo_acquirer, (void *)(intptr_t)i);
+        /* the next one arrives once this one waits at the gate (or, past
+         * its turns, in the lock's queue) */
+        while (atomic_load(&nl_gate_waiters) == before && atomic_load(&mcs.tail) == mine)
+            sleep_ms(1);
+    }
+    nl_mcs_release(&mcs);
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    CHECK(atomic_load(&fifo_n) == 3, "%d of 3 got in", atomic_load(&fifo_n));
+    for (int i = 0; i < 3; i++)
+        CHECK(atomic_load(&fifo_order[i]) == i, "passive waiter %d entered %d-th",
+              atomic_load(&fifo_order[i]), i);
+    CHECK(atomic_load(&nl_gate_waiters) == 0, "%u passive waiters left behind",
+          atomic_load(&nl_gate_waiters));
+}
+
+/* ---- budget: the CPUs a cgroup gives, read from files ---------------------- */
+static char root[256];
+
+static void put(const char *rel, const char *text)
+{
+    char path[512], cmd[600];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
+    if (system(cmd) != 0)
+        return;
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static uint32_t cgroup_cpus(const char *proc_cgroup)
+{
+    char proc[512], sys[512];
+    put("proc-cgroup", proc_cgroup);
+    snprintf(proc, sizeof proc, "%s/proc-cgroup", root);
+    snprintf(sys, sizeof sys, "%s/sys", root);
+    return nl_cgroup_cpus(proc, sys);
+}
+
+static void fresh_root(void)
+{
+    char cmd[300];
+    if (root[0]) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+        if (system(cmd) != 0)
+            return;
+    }
+    snprintf(root, sizeof root, "/tmp/nl-cgroup-XXXXXX");
+    if (!mkdtemp(root))
+        root[0] = 0;
+}
+
+static void *budget_thread(void *p)
+{
+    (void)p;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    CHECK(sched_setaffinity(0, sizeof one, &one) == 0, "bind to CPU 0");
+    /* an affinity sample comes every 32 load samples */
+    for (int i = 0; i < 64; i++) {
+        atomic_store(&nl_load_next, 0);
+        nl_load_sample();
+    }
+    return NULL;
+}
+
+static void test_budget(void)
+{
+    /* cgroup v2: a quota of 1.5 CPUs on a parent, none below, 8 CPUs in the cpuset */
+    fresh_root();
+    put("sys/cgroup.controllers", "cpuset cpu\n");
+    put("sys/a/cpu.max", "150000 100000\n");
+    put("sys/a/b/cpu.max", "max 100000\n");
+    put("sys/a/b/cpuset.cpus.effective", "0-7\n");
+    CHECK(cgroup_cpus("0::/a/b\n") == 2, "v2 quota 1.5 CPUs on the parent: %u", cgroup_cpus("0::/a/b\n"));
+    put("sys/a/b/cpuset.cpus.effective", "3\n");
+    CHECK(cgroup_cpus("0::/a/b\n") == 1, "v2 cpuset of one CPU: %u", cgroup_cpus("0::/a/b\n"));
+    /* a container sees its own cgroup as the mount's root */
+    fresh_root();
+    put("sys/cgroup.controllers", "cpu\n");
+    put("sys/cpu.max", "300000 100000\n");
+    CHECK(cgroup_cpus("0::/kubepods/pod1/ctr\n") == 3, "v2 container root: %u",
+          cgroup_cpus("0::/kubepods/pod1/ctr\n"));
+    /* cgroup v1: quota in cpu,cpuacct, CPUs in cpuset; the smaller wins */
+    fresh_root();
+    put("sys/cpu,cpuacct/g/cpu.cfs_quota_us", "400000\n");
+    put("sys/cpu,cpuacct/g/cpu.cfs_period_us", "100000\n");
+    put("sys/cpuset/g/cpuset.effective_cpus", "0-1,4\n");
+    const char *v1 = "12:cpuset:/g\n4:cpu,cpuacct:/g\n0::/\n";
+    CHECK(cgroup_cpus(v1) == 3, "v1 quota 4, cpuset 3: %u", cgroup_cpus(v1));
+    put("sys/cpuset/g/cpuset.effective_cpus", "0-15\n");
+    CHECK(cgroup_cpus(v1) == 4, "v1 quota 4, cpuset 16: %u", cgroup_cpus(v1));
+    put("sys/cpu,cpuacct/g/cpu.cfs_quota_us", "-1\n");
+    CHECK(cgroup_cpus(v1) == 16, "v1 no quota, cpuset 16: %u", cgroup_cpus(v1));
+    /* malformed or missing files limit nothing */
+    put("sys/cpuset/g/cpuset.effective_cpus", "0-\n");
+    CHECK(cgroup_cpus(v1) == 0, "malformed cpuset: %u", cgroup_cpus(v1));
+    CHECK(cgroup_cpus("garbage\n") == 0, "no cgroup line: %u", cgroup_cpus("garbage\n"));
+    fresh_root();
+    CHECK(cgroup_cpus("0::/\n") == 0, "nothing mounted: %u", cgroup_cpus("0::/\n"));
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", root);
+
+    /* the affinity mask of the sampling thread: bound to one CPU, one CPU */
+    pthread_t t;
+    pthread_create(&t, NULL, budget_thread, NULL);
+    pthread_join(t, NULL);
+    CHECK(atomic_load(&nl_budget_cpus) == 1, "budget bound to CPU 0: %u", atomic_load(&nl_budget_cpus));
+}
+
+/* ---- level: what the waiter decides from the evidence ---------------------- */
+static void test_level(void)
+{
+    force_load(0);
+    CHECK(nl_load_level(true) == NL_LOAD_FREE, "idle: level %d", nl_load_level(true));
+    /* the process's threads outnumber its CPUs: one CPU, a spinner beside the holder */
+    atomic_store(&nl_budget_cpus, 1);
+    atomic_store(&nl_spinning, 1);
+    CHECK(nl_load_level(false) == NL_LOAD_OWN, "1 CPU, 1 spinner: level %d", nl_load_level(false));
+    /* two CPUs: the spinner has its own; passive waiters count for the gate only */
+    atomic_store(&nl_budget_cpus, 2);
+    CHECK(nl_load_level(false) == NL_LOAD_FREE, "2 CPUs, 1 spinner: level %d", nl_load_level(false));
+    atomic_store(&nl_gate_waiters, 3);
+    CHECK(nl_load_level(true) == NL_LOAD_OWN, "2 CPUs, 3 passive: level %d", nl_load_level(true));
+    CHECK(nl_load_level(false) == NL_LOAD_FREE, "2 CPUs, 3 passive, spin level %d", nl_load_level(false));
+    atomic_store(&nl_gate_waiters, 0);
+    atomic_store(&nl_spinning, 0);
+    /* the machine is busy with other processes */
+    force_load(1000);
+    CHECK(nl_load_level(false) == NL_LOAD_SHARED, "busy machine: level %d", nl_load_level(false));
+    /* a waiter that lost its CPU lately */
+    force_load(0);
+    nl_note_preempted();
+    CHECK(nl_load_level(false) == NL_LOAD_SHARED, "preempted lately: level %d", nl_load_level(false));
+    force_load(0);
 }
 
 /* ---- stats: contention counted from the slow path, no trylock first -------- */
@@ -229,6 +407,12 @@ int main(int argc, char **argv)
             test_nudge();
         if (all || !strcmp(what, "gate"))
             test_gate();
+        if (all || !strcmp(what, "fifo"))
+            test_fifo();
+        if (all || !strcmp(what, "budget"))
+            test_budget();
+        if (all || !strcmp(what, "level"))
+            test_level();
         if (all || !strcmp(what, "stats"))
             test_stats();
     }

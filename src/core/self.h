@@ -64,6 +64,7 @@ typedef struct nl_wait_counts {
     uint64_t gate_parks;  /* passive waits at the gate (over-subscription)    */
     uint64_t wakes;       /* futex wakes issued (hand-overs and early wakes)  */
     uint64_t to_parked;   /* grants received while parked (counted by the waiter) */
+    uint64_t preempted;   /* waits in which the waiter saw itself lose its CPU */
 } nl_wait_counts_t;
 
 typedef struct nl_self {
@@ -77,13 +78,14 @@ typedef struct nl_self {
     uint64_t rng;                      /* per-thread pseudo-random state */
     nl_extra_node_t *extra;            /* overflow nodes (deep nesting) */
     nl_wait_counts_t wc;               /* waiting counters (src/wait)   */
-    bool parked_last;                  /* the last grant-word wait parked */
-    uint32_t load_countdown;           /* nl_overloaded calls until the next look at the sample age */
+    uint32_t load_countdown;           /* load-level looks until the next look at the sample age */
     nl_qnode_slot_t pool[NL_POOL_NODES];
 } nl_self_t;
 
 NL_HIDDEN extern NL_TLS nl_self_t *nl_self_tls;
 NL_HIDDEN nl_self_t *nl_self_create(void);
+/* Threads that have a record now (created and not yet exited). */
+NL_HIDDEN uint32_t nl_threads_live(void);
 
 static inline nl_self_t *nl_self(void)
 {

@@ -20,6 +20,9 @@ static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 static uint64_t id_bits[ID_WORDS];
 static atomic_flag id_guard = ATOMIC_FLAG_INIT;
 static _Atomic uint64_t rng_seed = 0x9E3779B97F4A7C15ull;
+static _Atomic uint32_t live;
+
+uint32_t nl_threads_live(void) { return atomic_load_explicit(&live, memory_order_relaxed); }
 
 static void id_lock(void)
 {
@@ -67,6 +70,7 @@ static void self_destroy(void *p)
     if (!s)
         return;
     nl_self_tls = NULL;
+    atomic_fetch_sub_explicit(&live, 1, memory_order_relaxed);
     id_free(s->id);
     nl_extra_node_t *e = s->extra;
     while (e) {
@@ -100,6 +104,7 @@ nl_self_t *nl_self_create(void)
         s->rng = 1;
     nl_self_tls = s;
     pthread_setspecific(self_key, s);
+    atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
     return s;
 }
 

@@ -7,9 +7,10 @@
  * successor's spin field (see cna_impl.h), and sends the secondary queue back
  * when the main queue has no local waiter or the fairness rule says so.
  *
- * Waiting (src/wait/wait.h): the gate while the system is overloaded, then
- * the spin field, a 64-bit grant word (nl_await64: spin while the waiter has
- * a CPU, park when the wait is long); the granter wakes it only if it parked.
+ * Waiting (src/wait/wait.h): the gate while the process is overloaded, then
+ * the spin field, a 64-bit grant word (nl_wait_grant64: spin while the
+ * waiter has a CPU, park when the wait is long); the granter wakes it only
+ * if it parked.
  * The unlock's wait for a successor that has swapped the tail but not linked
  * itself yet spins then yields.
  *
@@ -116,22 +117,27 @@ int nl_cna_fairness_init(void)
 /* lines 10-13, out of line so the uncontended path stays small; the tail
  * was not empty. As MCS (mcs.c): the gate first while the system is
  * overloaded, and a waiter that parked wakes its successor once granted. */
+static bool cna_busy(const void *l)
+{
+    return atomic_load_explicit(&((const nl_cna_t *)l)->tail, memory_order_relaxed) != NULL;
+}
+
 void nl_cna_lock_slow(nl_cna_t *l, nl_cna_node_t *me)
 {
-    nl_self_t *s = nl_self();
-    nl_count_slow(s);
-    nl_gate(l, true); /* as MCS: the tail does not tell */
+    nl_waiter_t w;
+    nl_wait_begin(&w, l, cna_busy, true); /* as MCS: the tail does not tell */
     nl_cna_node_t *tail = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
-    if (!tail)
-        return;
-    me->numa = nl_self_node(s);
-    atomic_store_explicit(&tail->next, me, memory_order_release);
-    nl_await64(&me->spin);
-    if (nl_parked_last(s)) {
-        nl_cna_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
-        if (next)
-            nl_nudge64(&next->spin);
+    if (tail) {
+        me->numa = nl_self_node(w.self);
+        atomic_store_explicit(&tail->next, me, memory_order_release);
+        nl_wait_grant64(&w, &me->spin);
+        if (nl_wait_parked(&w)) {
+            nl_cna_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
+            if (next)
+                nl_nudge64(&next->spin);
+        }
     }
+    nl_wait_end(&w);
 }
 
 /* The fast path is inline (nl_cna_lock, include/numalock/cna.h): one CAS of
@@ -168,9 +174,10 @@ static void cna_unlock_slow(nl_cna_t *l, nl_cna_node_t *me, bool reduce)
             return;
         }
         /* a waiter swapped the tail: wait until it links itself */
-        nl_spinner_t sp = NL_SPINNER_INIT;
+        nl_waiter_t w;
+        nl_waiter_init(&w);
         while (!(next = atomic_load_explicit(&me->next, memory_order_acquire)))
-            nl_spin_once(&sp);
+            nl_wait_step(&w);
     }
     cna_pass(me, next, reduce);
 }

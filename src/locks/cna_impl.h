@@ -3,7 +3,7 @@
  * qspinlock.c (the CNA slow path of the 4-byte qspinlock).
  *
  * Dice & Kogan, "Compact NUMA-aware Locks", figures 4 and 5:
- *  - the node's spin field is a grant word (nl_await64/nl_grant64) carrying
+ *  - the node's spin field is a grant word (nl_wait_grant64/nl_grant64) carrying
  *    1 (granted, secondary queue empty) or the pointer to the secondary
  *    queue's head (8-aligned: never 0 or 3);
  *  - the secondary queue's tail is kept in its head node (sec_tail);

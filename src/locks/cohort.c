@@ -19,11 +19,11 @@
  * The per-node locks are allocated at init, sized by nl_topology_nodes();
  * a thread uses local lock (its node % nodes) and remembers which one in its
  * MCS node (c-bo-mcs) or in the lock (c-tkt-tkt, written by the holder).
- * Waiting (src/wait/wait.h): a thread that finds its local lock taken passes
- * the gate (passive while the system is overloaded); MCS waiters then wait on
- * their grant word (spin while they have a CPU, park when the wait is long,
- * wake their successor early if they parked); ticket and backoff waiters
- * pause, and yield while the system is overloaded (nl_spin_once).
+ * Waiting (src/wait/wait.h): a thread that finds the lock taken begins a
+ * saturated wait (passive at the gate while the process is overloaded); MCS
+ * waiters then wait on their grant word (spin while they have a CPU, park
+ * when the wait is long, wake their successor early if they parked); ticket
+ * and backoff waiters take steps (pauses; yields while overloaded).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -40,11 +40,11 @@ typedef struct {
     co_local_t *local;
 } nl_cbomcs_t;
 
-static void cb_global_acquire(void *g, co_local_t *L)
+static void cb_global_acquire(void *g, co_local_t *L, nl_waiter_t *waiter)
 {
     (void)L;
     _Atomic uint32_t *w = g;
-    nl_backoff_t b = NL_BACKOFF_INIT(1);
+    nl_backoff_t b = NL_BACKOFF_INIT(1, waiter);
     while (atomic_load_explicit(w, memory_order_relaxed) ||
            atomic_exchange_explicit(w, 1, memory_order_acquire))
         nl_backoff(&b, 1024);
@@ -61,7 +61,7 @@ static void cb_global_release(void *g, co_local_t *L)
     (void)L;
     atomic_store_explicit((_Atomic uint32_t *)g, 0, memory_order_release);
 }
-static bool cb_global_busy(void *g) { return atomic_load_explicit((_Atomic uint32_t *)g, memory_order_relaxed); }
+static bool cb_global_busy(const void *g) { return atomic_load_explicit((_Atomic uint32_t *)g, memory_order_relaxed); }
 
 static const co_global_t cb_global = {
     cb_global_acquire, cb_global_try, cb_global_release, cb_global_busy,
@@ -89,10 +89,16 @@ static void cb_destroy(void *p)
     l->local = NULL;
 }
 
+static bool cb_busy(const void *p)
+{
+    const nl_cbomcs_t *l = p;
+    return co_busy(&l->global, &cb_global, l->local, l->nnodes);
+}
+
 static void cb_acquire(void *p)
 {
     nl_cbomcs_t *l = p;
-    co_acquire(l, &l->global, l->local, l->nnodes, &cb_global);
+    co_acquire(l, &l->global, l->local, l->nnodes, &cb_global, cb_busy);
 }
 
 static int cb_try(void *p)
@@ -162,11 +168,18 @@ static void ct_destroy(void *p)
     l->local = NULL;
 }
 
-static void ct_wait_ticket(_Atomic uint32_t *owner, uint32_t t)
+static void ct_wait_ticket(_Atomic uint32_t *owner, uint32_t t, nl_waiter_t *w)
 {
-    nl_spinner_t sp = NL_SPINNER_INIT;
     while (atomic_load_explicit(owner, memory_order_acquire) != t)
-        nl_spin_once(&sp);
+        nl_wait_step(w);
+}
+
+/* taken: a global ticket out and not served (the gate's test) */
+static bool ct_busy(const void *p)
+{
+    const nl_ctkttkt_t *l = p;
+    return atomic_load_explicit(&l->gnext, memory_order_relaxed) !=
+           atomic_load_explicit(&l->gowner, memory_order_relaxed);
 }
 
 static void ct_acquire(void *p)
@@ -174,21 +187,21 @@ static void ct_acquire(void *p)
     nl_ctkttkt_t *l = p;
     uint32_t n = (uint32_t)nl_self_node(nl_self()) % l->nnodes;
     ct_local_t *L = &l->local[n];
+    nl_waiter_t w;
     if (atomic_load_explicit(&L->next, memory_order_relaxed) !=
             atomic_load_explicit(&L->owner, memory_order_relaxed) ||
-        atomic_load_explicit(&l->gnext, memory_order_relaxed) !=
-            atomic_load_explicit(&l->gowner, memory_order_relaxed)) {
-        /* the lock is taken: the gate while overloaded (src/wait) */
-        nl_count_slow(nl_self());
-        nl_gate(l, true);
-    }
+        ct_busy(l))
+        nl_wait_begin(&w, l, ct_busy, true); /* tickets: saturated once taken */
+    else
+        nl_waiter_init(&w);
     uint32_t t = atomic_fetch_add_explicit(&L->next, 1, memory_order_relaxed);
-    ct_wait_ticket(&L->owner, t);
+    ct_wait_ticket(&L->owner, t, &w);
     if (!L->global_passed) {
         L->passes = 0;
         uint32_t g = atomic_fetch_add_explicit(&l->gnext, 1, memory_order_relaxed);
-        ct_wait_ticket(&l->gowner, g);
+        ct_wait_ticket(&l->gowner, g, &w);
     }
+    nl_wait_end(&w);
     l->owner_numa = n;
 }
 

@@ -12,9 +12,10 @@
  *   CO_PASSED(k)             the global lock came along; k-th pass in a row
  *
  * Waiting: an arrival that finds the lock taken (the global lock busy, or
- * its node's queue) passes the gate while the system is overloaded, for the
- * whole lock, so that one running thread can keep it rather than cohorts
- * alternating; the local queue is the MCS queue of mcs_queue.h.
+ * its node's queue) begins a wait that is saturated (as MCS) for the whole
+ * lock, so that while the process is overloaded one running thread keeps
+ * it rather than cohorts alternating; the local queue is the MCS queue of
+ * mcs_queue.h.
  */
 #ifndef NL_COHORT_MCS_H
 #define NL_COHORT_MCS_H
@@ -43,10 +44,10 @@ _Static_assert(sizeof(co_qnode_t) <= NL_QNODE_BYTES, "fits a pool slot");
 /* The global lock of a composition: `g` is its state inside the lock, `L`
  * the local lock of the thread's node (whose gnode a global MCS queue uses). */
 typedef struct co_global {
-    void (*acquire)(void *g, co_local_t *L);
+    void (*acquire)(void *g, co_local_t *L, nl_waiter_t *w);
     bool (*try_acquire)(void *g, co_local_t *L); /* true: taken */
     void (*release)(void *g, co_local_t *L);
-    bool (*busy)(void *g);
+    nl_busy_fn busy;
 } co_global_t;
 
 static inline uint32_t co_passes(const nl_attr_t *attr)
@@ -66,22 +67,35 @@ static inline co_local_t *co_local_of(co_local_t *local, uint32_t nnodes, co_qno
     return &local[q->numa];
 }
 
+/* Taken for the calling thread: the global lock, or its node's local queue
+ * (the gate's test, run by the passive waiter: it enters when it would get
+ * both at once, so that it does not queue behind a local holder that may
+ * share its CPU). */
+static inline bool co_busy(const void *g, const co_global_t *G, const co_local_t *local, uint32_t nnodes)
+{
+    uint32_t n = (uint32_t)nl_self_node(nl_self()) % nnodes;
+    return G->busy(g) || atomic_load_explicit(&((co_local_t *)local)[n].tail, memory_order_relaxed);
+}
+
 static inline __attribute__((always_inline)) void co_acquire(void *lock, void *g, co_local_t *local,
-                                                             uint32_t nnodes, const co_global_t *G)
+                                                             uint32_t nnodes, const co_global_t *G,
+                                                             nl_busy_fn lock_busy)
 {
     co_qnode_t *q = nl_qnode_get(lock);
     co_local_t *L = co_local_of(local, nnodes, q);
-    if (G->busy(g) || atomic_load_explicit(&L->tail, memory_order_relaxed)) {
-        nl_count_slow(nl_self());
-        nl_gate(lock, true); /* as MCS: the tails do not tell */
-    }
-    uint32_t v = nl_mcsq_join(&L->tail, &q->q);
+    nl_waiter_t w;
+    if (G->busy(g) || atomic_load_explicit(&L->tail, memory_order_relaxed))
+        nl_wait_begin(&w, lock, lock_busy, true); /* as MCS: the tails do not tell */
+    else
+        nl_waiter_init(&w);
+    uint32_t v = nl_mcsq_join(&L->tail, &q->q, &w);
     if (v && v != CO_ACQUIRE_GLOBAL) { /* the global lock came with the local one */
         q->passes = v >> 2;
-        return;
+    } else {
+        q->passes = 0; /* first of a cohort */
+        G->acquire(g, L, &w);
     }
-    q->passes = 0; /* first of a cohort */
-    G->acquire(g, L);
+    nl_wait_end(&w);
 }
 
 static inline __attribute__((always_inline)) int co_try(void *lock, void *g, co_local_t *local,

@@ -67,24 +67,6 @@ NL_HIDDEN cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size
 NL_HIDDEN void nl_cst_lock_sz(nl_cst_mutex_t *m, size_t snode_size);
 NL_HIDDEN int nl_cst_trylock_sz(nl_cst_mutex_t *m, size_t snode_size);
 NL_HIDDEN size_t nl_cst_snode_count(const nl_cst_mutex_t *m);
-/* Spin budget (calls of nl_spin_once) before parking, from the waiting
- * policy and the system load (src/wait/wait.h). */
-NL_HIDDEN uint32_t nl_cst_spin_budget(void);
-/* Busy-wait pauses before a CST waiter yields while the system is overloaded:
- * every pause then is CPU time a preempted holder or reader does not get
- * (rwhash, 10 threads on 2 cores: 5 pauses 1.27x pthread-rwlock, 100 pauses
- * 0.67x; see docs/ALGORITHMS.md). The adaptive spinner (nl_spin_once) does
- * the same with NL_OVER_PAUSES; this keeps the fixed policies' behaviour. */
-#define CST_OVERLOAD_PAUSES 5u
-static inline nl_spinner_t cst_spinner(void)
-{
-    nl_spinner_t sp = NL_SPINNER_INIT;
-    uint32_t spins = nl_wait_policy.spins;
-    if ((nl_wait_policy.kind == NL_WAIT_PARK || nl_wait_policy.kind == NL_WAIT_YIELD) &&
-        spins > CST_OVERLOAD_PAUSES && nl_overloaded())
-        sp.n = spins - CST_OVERLOAD_PAUSES;
-    return sp;
-}
 /* Parked waiters woken at once: the CPUs of one node (at least 1). */
 NL_HIDDEN uint32_t nl_cst_wake_batch(void);
 

@@ -11,9 +11,10 @@
  *    a bitmap of present nodes (one CAS per node over the lock's life) and a
  *    list of snodes; nothing is allocated for nodes that never use the lock.
  *  - Waiters spin while their state is UW for a budget that depends on the
- *    system load (sec. 4.2: the kernel version peeks at the run queue; here,
- *    runnable tasks from /proc/loadavg against online CPUs, sampled every few
- *    ms by whichever waiter finds the sample stale), then park (PW) on a futex.
+ *    load (sec. 4.2: the kernel version peeks at the run queue; here the
+ *    library's waiter decides, src/wait/wait.h: the process's CPUs, the
+ *    machine's runnable tasks, preemption seen by waiters), then park (PW)
+ *    on a futex.
  *  - Release (sec. 5.1): pass the local lock to the nearest waiter that still
  *    spins (CAS UW -> L), skipping parked ones, which are taken out of the
  *    waiting list and put on the snode's parking list. When no spinning waiter
@@ -46,8 +47,6 @@ _Static_assert(sizeof(cst_qnode_t) <= 64, "CST queue node fits a pool slot");
 _Static_assert(sizeof(nl_cst_mutex_t) <= 40, "CST mutex fits in a pthread_mutex_t");
 
 #define CST_DEFAULT_PASSES 4096u
-/* wait steps (pauses) before a waiter that has a CPU parks: about 1 ms */
-#define CST_SPIN_STEPS 25000u
 /* a spinning waiter whose heartbeat is older than this is taken for preempted
  * (TSC ticks, a few microseconds; a running spinner beats every ~1 us) */
 #define CST_STALE_TICKS 12000u
@@ -60,27 +59,6 @@ _Static_assert(sizeof(nl_cst_mutex_t) <= 40, "CST mutex fits in a pthread_mutex_
  * (fairness factor 0.89-1.00 at 16-64 threads) */
 #define CST_STARVE_TICKS 5000000ull
 
-/* sec. 4.2, scheduling-aware spinning: the load comes from src/wait */
-uint32_t nl_cst_spin_budget(void)
-{
-    switch (nl_wait_policy.kind) {
-    case NL_WAIT_SPIN:
-    case NL_WAIT_YIELD:
-        return UINT32_MAX; /* never park */
-    case NL_WAIT_PARK: {
-        uint32_t spins = nl_wait_policy.spins;
-        if (nl_overloaded())
-            return (spins < CST_OVERLOAD_PAUSES ? spins : CST_OVERLOAD_PAUSES) + 2;
-        return spins + 256;
-    }
-    default:
-        /* adaptive: overloaded, a few pauses and yields (nl_spin_once) then
-         * park; otherwise a waiter has a CPU of its own: keep spinning for
-         * about a millisecond (CST_SPIN_STEPS pauses) */
-        return nl_overloaded() ? NL_OVER_PAUSES + 2 : CST_SPIN_STEPS;
-    }
-}
-
 uint32_t nl_cst_wake_batch(void)
 {
     int nodes = nl_topology_nodes();
@@ -88,25 +66,23 @@ uint32_t nl_cst_wake_batch(void)
     return b > 0 ? (uint32_t)b : 1u;
 }
 
-/* Wait on a grant word (0 waiting, 3 parked, anything else granted). */
-static uint32_t cst_await(_Atomic uint32_t *w, uint32_t spin_value)
+/* Wait while *word == spin_value: spin until the wait is due to park, then
+ * park as PW until the word changes. Returns the new value. */
+static uint32_t cst_await(nl_waiter_t *w, _Atomic uint32_t *word, uint32_t spin_value)
 {
-    uint32_t budget = nl_cst_spin_budget();
-    nl_spinner_t sp = cst_spinner();
     uint32_t v;
-    for (uint32_t i = 0; i < budget; i++) {
-        v = atomic_load_explicit(w, memory_order_acquire);
+    while (!nl_wait_due(w)) {
+        v = atomic_load_explicit(word, memory_order_acquire);
         if (v != spin_value)
             return v;
-        nl_spin_once(&sp);
+        nl_wait_step(w);
     }
     uint32_t expect = spin_value;
-    if (!atomic_compare_exchange_strong_explicit(w, &expect, CST_PW, memory_order_acq_rel,
+    if (!atomic_compare_exchange_strong_explicit(word, &expect, CST_PW, memory_order_acq_rel,
                                                  memory_order_acquire))
         return expect;
-    nl_self()->wc.parks++;
-    while ((v = atomic_load_explicit(w, memory_order_acquire)) == CST_PW)
-        nl_futex_wait(w, CST_PW);
+    while ((v = atomic_load_explicit(word, memory_order_acquire)) == CST_PW)
+        nl_wait_park(w, word, CST_PW);
     return v;
 }
 
@@ -128,8 +104,8 @@ static inline int single_snode(const nl_cst_mutex_t *m)
 cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
 {
     uint64_t bit = 1ull << (node & 63);
-    nl_spinner_t sp = NL_SPINNER_INIT;
-    bool waited = false; /* the spinner is set up only when we wait */
+    nl_waiter_t w;
+    bool waited = false; /* the waiter is set up only when we wait */
     for (;;) {
         cst_snode_t *head = atomic_load_explicit(&m->snodes, memory_order_acquire);
         for (cst_snode_t *s = head; s; s = s->next)
@@ -138,10 +114,10 @@ cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
         uint64_t present = atomic_load_explicit(&m->present, memory_order_acquire);
         if (present & bit) { /* another thread of this node is allocating it */
             if (!waited) {
-                sp = cst_spinner();
+                nl_waiter_init(&w);
                 waited = true;
             }
-            nl_spin_once(&sp);
+            nl_wait_step(&w);
             continue;
         }
         if (atomic_fetch_or_explicit(&m->present, bit, memory_order_seq_cst) & bit)
@@ -188,9 +164,9 @@ size_t nl_cst_snode_count(const nl_cst_mutex_t *m)
  * last one): the socket leader joins it, waits, and once granted never
  * re-queues (sec. 5.1); release grants the next leader (UW -> L, or L and a
  * wake-up if it parked). */
-static void global_acquire(nl_cst_mutex_t *m, cst_snode_t *s)
+static void global_acquire(nl_cst_mutex_t *m, cst_snode_t *s, nl_waiter_t *w)
 {
-    nl_mcsq_join((nl_mcsq_tail_t *)&m->gtail, &s->gq);
+    nl_mcsq_join((nl_mcsq_tail_t *)&m->gtail, &s->gq, w);
 }
 
 static void global_release(nl_cst_mutex_t *m, cst_snode_t *s)
@@ -199,31 +175,29 @@ static void global_release(nl_cst_mutex_t *m, cst_snode_t *s)
 }
 
 /* ---- acquire ------------------------------------------------------------ */
-static inline void after_local(nl_cst_mutex_t *m, cst_snode_t *s)
+static inline void after_local(nl_cst_mutex_t *m, cst_snode_t *s, nl_waiter_t *w)
 {
     if (s->global_held) {
         s->passes++; /* the global lock was kept for this node */
         return;
     }
-    global_acquire(m, s);
+    global_acquire(m, s, w);
     s->global_held = 1;
     s->passes = 0;
 }
 
 /* A queued waiter: spin while UW, beating its heartbeat so that the holder
  * knows it is on a CPU; park after the budget. Returns CST_L or CST_R. */
-static uint32_t local_wait(cst_qnode_t *me)
+static uint32_t local_wait(cst_qnode_t *me, nl_waiter_t *w)
 {
-    uint32_t budget = nl_cst_spin_budget();
-    nl_spinner_t sp = cst_spinner();
     uint32_t v;
-    for (uint32_t i = 0; i < budget; i++) {
+    for (uint32_t i = 0; !nl_wait_due(w); i++) {
         v = atomic_load_explicit(&me->status, memory_order_acquire);
         if (v != CST_UW)
             goto done;
-        if ((i & 7) == 0 || sp.n >= sp.yield_at)
+        if ((i & 7) == 0)
             atomic_store_explicit(&me->beat, cst_ticks(), memory_order_relaxed);
-        nl_spin_once(&sp);
+        nl_wait_step(w);
     }
     uint32_t expect = CST_UW;
     if (!atomic_compare_exchange_strong_explicit(&me->status, &expect, CST_PW,
@@ -231,14 +205,11 @@ static uint32_t local_wait(cst_qnode_t *me)
         v = expect;
         goto done;
     }
-    nl_self()->wc.parks++;
     while ((v = atomic_load_explicit(&me->status, memory_order_acquire)) == CST_PW)
-        nl_futex_wait(&me->status, CST_PW);
-    if (v == CST_L)
-        nl_self()->wc.to_parked++; /* the lock came while we slept */
+        nl_wait_park(w, &me->status, CST_PW);
 done:
     if (v == CST_SKIP) /* skipped while off the CPU: wait for the R */
-        v = cst_await(&me->status, CST_SKIP);
+        v = cst_await(w, &me->status, CST_SKIP);
     return v;
 }
 
@@ -255,14 +226,15 @@ static inline cst_snode_t *snode_of(nl_cst_mutex_t *m, size_t snode_size)
 
 /* The local queue from `pred` on: link, wait, re-queue after an R. */
 static __attribute__((noinline)) void cst_lock_queued(nl_cst_mutex_t *m, cst_qnode_t *me,
-                                                      cst_snode_t *s, cst_qnode_t *pred)
+                                                      cst_snode_t *s, cst_qnode_t *pred,
+                                                      nl_waiter_t *w)
 {
     me->since = cst_ticks();
     for (;;) {
         /* the heartbeat is read by the holder only after it sees this link */
         atomic_store_explicit(&me->beat, cst_ticks(), memory_order_relaxed);
         atomic_store_explicit(&pred->next, me, memory_order_release);
-        if (local_wait(me) == CST_L)
+        if (local_wait(me, w) == CST_L)
             break;
         me->requeued = 1; /* CST_R: skipped while parked, taken out, woken */
         atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
@@ -273,22 +245,34 @@ static __attribute__((noinline)) void cst_lock_queued(nl_cst_mutex_t *m, cst_qno
         if (!pred)
             break; /* the local lock was free */
     }
-    after_local(m, s);
+    after_local(m, s, w);
+}
+
+/* taken: some node's local lock is held or waited for (the gate's test;
+ * the global lock alone may be kept idle by a single node) */
+static bool cst_busy(const void *p)
+{
+    const nl_cst_mutex_t *m = p;
+    for (cst_snode_t *s = atomic_load_explicit(&((nl_cst_mutex_t *)m)->snodes, memory_order_acquire);
+         s; s = s->next)
+        if (atomic_load_explicit(&s->tail, memory_order_relaxed))
+            return true;
+    return false;
 }
 
 /* The lock is taken (our local lock, or the global lock by another node):
- * the gate while the system is overloaded (src/wait/wait.h), then queue. */
+ * a saturated wait (as MCS: the tails do not tell), then queue. */
 static __attribute__((noinline)) void cst_lock_slow(nl_cst_mutex_t *m, cst_qnode_t *me,
                                                     cst_snode_t *s)
 {
-    nl_count_slow(nl_self());
-    nl_gate(m, true); /* as MCS: the tails do not tell */
+    nl_waiter_t w;
+    nl_wait_begin(&w, m, cst_busy, true);
     cst_qnode_t *pred = atomic_exchange_explicit(&s->tail, me, memory_order_seq_cst);
-    if (!pred) {
-        after_local(m, s); /* the local lock was free */
-        return;
-    }
-    cst_lock_queued(m, me, s, pred);
+    if (!pred)
+        after_local(m, s, &w); /* the local lock was free */
+    else
+        cst_lock_queued(m, me, s, pred, &w);
+    nl_wait_end(&w);
 }
 
 static inline void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
@@ -303,7 +287,14 @@ static inline void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_siz
     if (NL_LIKELY((!g || g == (void *)&s->gq) &&
                   atomic_compare_exchange_strong_explicit(&s->tail, &pred, me, memory_order_seq_cst,
                                                           memory_order_relaxed))) {
-        after_local(m, s); /* the local lock was free */
+        /* the local lock was free; the global one may be another node's */
+        nl_waiter_t w;
+        if (!s->global_held && atomic_load_explicit(&m->gtail, memory_order_relaxed))
+            nl_wait_begin(&w, m, NULL, false); /* contended; we hold our local lock: no gate */
+        else
+            nl_waiter_init(&w);
+        after_local(m, s, &w);
+        nl_wait_end(&w);
         return;
     }
     cst_lock_slow(m, me, s);
@@ -392,7 +383,7 @@ static void wake_requeue(cst_qnode_t *list)
         cst_qnode_t *n = list;
         list = n->pnext; /* read before the owner can run again */
         if (atomic_exchange_explicit(&n->status, CST_R, memory_order_acq_rel) == CST_PW)
-            nl_futex_wake(&n->status, 1);
+            nl_wait_wake(&n->status, 1);
     }
 }
 
@@ -417,8 +408,8 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
         atomic_fetch_add_explicit(&s->inflight, nb, memory_order_relaxed);
         wake_requeue(old);
     }
-    nl_spinner_t sp = NL_SPINNER_INIT;
-    bool waited = false; /* the spinner is set up only when we wait */
+    nl_waiter_t w;
+    bool waited = false; /* the waiter is set up only when we wait */
     cst_qnode_t *prev = me; /* walked so far; prev != me: a skipped parked waiter */
     for (;;) {
         cst_qnode_t *next = atomic_load_explicit(&prev->next, memory_order_acquire);
@@ -454,8 +445,7 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
                                                                memory_order_acquire)) {
                 /* parked for too long: it gets the lock now (the paper's
                  * pass to a parked waiter), whatever the spinners behind */
-                nl_self()->wc.wakes++;
-                nl_futex_wake(&next->status, 1);
+                nl_wait_wake(&next->status, 1);
                 return;
             }
             prev = next; /* parked (PW) or skipped: leave it behind */
@@ -463,10 +453,10 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
         }
         if (atomic_load_explicit(&s->tail, memory_order_acquire) != prev) {
             if (!waited) {
-                sp = cst_spinner();
+                nl_waiter_init(&w);
                 waited = true;
             }
-            nl_spin_once(&sp); /* a newcomer is linking itself behind prev */
+            nl_wait_step(&w); /* a newcomer is linking itself behind prev */
             continue;
         }
         /* No spinning waiter left: everything behind me is parked. Wake a

@@ -79,35 +79,42 @@ static inline int read_enter(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
     return EBUSY;
 }
 
-static __attribute__((noinline)) void read_wait(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
+/* until no writer is in or waiting: spin, then park on this node's reader
+ * list until the last writer leaves */
+static void read_wait(nl_cst_rwsem_t *l, cst_rsnode_t *rs, nl_waiter_t *w)
 {
-    uint32_t budget = nl_cst_spin_budget();
-    nl_spinner_t sp = cst_spinner();
-    for (uint32_t i = 0; i < budget; i++) {
+    while (!nl_wait_due(w)) {
         if (!(atomic_load_explicit(&l->writers, memory_order_relaxed) & RW_COUNT))
             return;
-        nl_spin_once(&sp);
+        nl_wait_step(w);
     }
-    /* park on this node's reader list until the last writer leaves */
     uint32_t seq = atomic_load_explicit(&rs->rseq, SO);
     atomic_fetch_add_explicit(&rs->rparked, 1, SO);
     atomic_fetch_or_explicit(&l->writers, RW_PARKED, SO);
-    if (atomic_load_explicit(&l->writers, SO) & RW_COUNT) {
-        nl_self()->wc.parks++;
-        nl_futex_wait(&rs->rseq, seq);
-    }
+    if (atomic_load_explicit(&l->writers, SO) & RW_COUNT)
+        nl_wait_park(w, &rs->rseq, seq);
     atomic_fetch_sub_explicit(&rs->rparked, 1, SO);
     /* the reader a writer woke wakes the rest of its node */
     if (atomic_load_explicit(&rs->rwake, memory_order_relaxed) &&
         atomic_exchange_explicit(&rs->rwake, 0, memory_order_acq_rel))
-        nl_futex_wake(&rs->rseq, INT_MAX);
+        nl_wait_wake(&rs->rseq, INT_MAX);
+}
+
+static __attribute__((noinline)) void read_slow(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
+{
+    nl_waiter_t w;
+    nl_wait_begin(&w, l, NULL, false); /* readers do not queue: no gate */
+    do
+        read_wait(l, rs, &w);
+    while (read_enter(l, rs) != 0);
+    nl_wait_end(&w);
 }
 
 void nl_cst_rwsem_down_read(nl_cst_rwsem_t *l)
 {
     cst_rsnode_t *rs = rsnode_get(l);
-    while (read_enter(l, rs) != 0)
-        read_wait(l, rs);
+    if (NL_UNLIKELY(read_enter(l, rs) != 0))
+        read_slow(l, rs);
 }
 
 int nl_cst_rwsem_down_read_trylock(nl_cst_rwsem_t *l)
@@ -138,7 +145,7 @@ static void wake_readers(nl_cst_rwsem_t *l)
             continue;
         atomic_store_explicit(&rs->rwake, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&rs->rseq, 1, SO);
-        nl_futex_wake(&rs->rseq, 1); /* the first one; it wakes its node */
+        nl_wait_wake(&rs->rseq, 1); /* the first one; it wakes its node */
     }
 }
 
@@ -158,9 +165,10 @@ void nl_cst_rwsem_down_write(nl_cst_rwsem_t *l)
     /* readers already inside drain; the writer does not park here */
     if (NL_LIKELY(!readers_inside(l)))
         return;
-    nl_spinner_t sp = cst_spinner();
+    nl_waiter_t w;
+    nl_waiter_init(&w);
     while (readers_inside(l))
-        nl_spin_once(&sp);
+        nl_wait_step(&w);
 }
 
 int nl_cst_rwsem_down_write_trylock(nl_cst_rwsem_t *l)

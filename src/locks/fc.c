@@ -123,7 +123,8 @@ void *nl_fc_execute(nl_fc_t *l, nl_deleg_fn fn, void *arg)
     atomic_store_explicit(&me->fn, fn, memory_order_release);
     if (!atomic_load_explicit(&me->active, memory_order_acquire))
         fc_push(l, me);
-    nl_spinner_t sp = NL_SPINNER_INIT;
+    nl_waiter_t w;
+    nl_waiter_init(&w);
     uint64_t t0 = nl_deleg_cycles();
     for (;;) {
         if (atomic_load_explicit(&me->done, memory_order_acquire) == 1)
@@ -136,7 +137,7 @@ void *nl_fc_execute(nl_fc_t *l, nl_deleg_fn fn, void *arg)
             nl_mcs_acquire(&l->ll);
             break;
         }
-        nl_spin_once(&sp);
+        nl_wait_step(&w);
     }
     /* combiner */
     if (atomic_load_explicit(&me->fn, memory_order_relaxed) && !atomic_load_explicit(&me->active, memory_order_acquire)) {

@@ -68,38 +68,19 @@ static void unregister(nl_frw_t *l)
                                                   memory_order_relaxed, memory_order_relaxed))
         ;
     if (s & FRW_SLEEPERS)
-        nl_futex_wake(&l->state, INT_MAX);
+        nl_wait_wake(&l->state, INT_MAX);
 }
 
-static int sleep_untimed(_Atomic uint32_t *word, uint32_t val, void *ctx)
+/* Wait for the lock (try_reg succeeds): a few steps, then sleep on the word
+ * with the caller's sleep (a deadline) or untimed. */
+static int frw_wait(nl_frw_t *l, int write, int prefer_writers, nl_frw_sleep_fn sleep, void *ctx,
+                    int reg, nl_waiter_t *w)
 {
-    (void)ctx;
-    nl_futex_wait(word, val);
-    return 0;
-}
-
-int nl_frw_wait(nl_frw_t *l, int write, int prefer_writers, nl_frw_sleep_fn sleep, void *ctx)
-{
-    int rc, reg = 0;
-    if (!sleep)
-        sleep = sleep_untimed;
-    if (write && prefer_writers) { /* count this writer: new readers hold back */
-        uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
-        while ((s & FRW_WWAIT) != FRW_WWAIT) {
-            if (atomic_compare_exchange_weak_explicit(&l->state, &s, s + FRW_WWAIT_ONE, memory_order_relaxed,
-                                                      memory_order_relaxed)) {
-                reg = 1;
-                break;
-            }
-        }
-    }
+    int rc;
     for (int i = 0; i < 128; i++) {
         if ((rc = try_reg(l, write, prefer_writers, reg)) != EBUSY)
             return rc;
-        if (i < 120)
-            nl_cpu_relax();
-        else
-            sched_yield();
+        nl_wait_step(w);
     }
     for (;;) {
         if ((rc = try_reg(l, write, prefer_writers, reg)) != EBUSY)
@@ -113,6 +94,11 @@ int nl_frw_wait(nl_frw_t *l, int write, int prefer_writers, nl_frw_sleep_fn slee
             !atomic_compare_exchange_strong_explicit(&l->state, &s, s | FRW_SLEEPERS, memory_order_relaxed,
                                                      memory_order_relaxed))
             continue;
+        if (!sleep) {
+            nl_wait_park(w, &l->state, s | FRW_SLEEPERS);
+            continue;
+        }
+        nl_wait_note_park(w);
         if (sleep(&l->state, s | FRW_SLEEPERS, ctx) == ETIMEDOUT) {
             if (try_reg(l, write, prefer_writers, reg) == 0)
                 return 0;
@@ -123,6 +109,26 @@ int nl_frw_wait(nl_frw_t *l, int write, int prefer_writers, nl_frw_sleep_fn slee
     }
 }
 
+int nl_frw_wait(nl_frw_t *l, int write, int prefer_writers, nl_frw_sleep_fn sleep, void *ctx)
+{
+    int reg = 0;
+    if (write && prefer_writers) { /* count this writer: new readers hold back */
+        uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
+        while ((s & FRW_WWAIT) != FRW_WWAIT) {
+            if (atomic_compare_exchange_weak_explicit(&l->state, &s, s + FRW_WWAIT_ONE, memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                reg = 1;
+                break;
+            }
+        }
+    }
+    nl_waiter_t w;
+    nl_wait_begin(&w, l, NULL, false); /* readers share it: no gate */
+    int rc = frw_wait(l, write, prefer_writers, sleep, ctx, reg, &w);
+    nl_wait_end(&w);
+    return rc;
+}
+
 void nl_frw_write_unlock(nl_frw_t *l)
 {
     /* clear the writer and sleeper bits in one step; keep waiting writers */
@@ -131,7 +137,7 @@ void nl_frw_write_unlock(nl_frw_t *l)
                                                   memory_order_relaxed))
         ;
     if (s & FRW_SLEEPERS)
-        nl_futex_wake(&l->state, INT_MAX);
+        nl_wait_wake(&l->state, INT_MAX);
 }
 
 int nl_frw_read_unlock(nl_frw_t *l)
@@ -146,7 +152,7 @@ int nl_frw_read_unlock(nl_frw_t *l)
             break;
     }
     if ((s & FRW_READERS) == 1 && (s & FRW_SLEEPERS))
-        nl_futex_wake(&l->state, INT_MAX);
+        nl_wait_wake(&l->state, INT_MAX);
     return 0;
 }
 

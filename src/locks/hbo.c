@@ -6,9 +6,9 @@
  * longer, so the lock tends to stay on one node. Unfair by design.
  *
  * Blocking (numalock addition, for over-subscription and long critical
- * sections): after HBO_PARK_ROUNDS backoff rounds a waiter sets the PARKED
- * bit and sleeps on a futex on the word (the "three-state" futex mutex
- * protocol). Release exchanges the word with 0 and wakes one sleeper only if
+ * sections): once its wait is due to park (src/wait/wait.h: the waiting
+ * policy's spin budget) a waiter sets the PARKED bit and sleeps on a futex
+ * on the word (the "three-state" futex mutex protocol). Release exchanges the word with 0 and wakes one sleeper only if
  * PARKED was set. A waiter that has parked once acquires with PARKED set, so
  * sleepers it may have left behind are woken at its release (no lost
  * wake-up: a sleeper always has the bit set in the word, or a wake-up on its
@@ -23,7 +23,6 @@
 #define REMOTE_MIN 64u
 #define REMOTE_MAX 4096u
 #define HBO_PARKED 0x80000000u
-#define HBO_PARK_ROUNDS 16u /* backoff rounds (the later ones yield) before parking */
 
 int nl_hbo_try(nl_hbo_t *l)
 {
@@ -37,9 +36,9 @@ int nl_hbo_try(nl_hbo_t *l)
 void nl_hbo_acquire_slow(nl_hbo_t *l, uint32_t me)
 {
     uint32_t expect;
-    nl_count_slow(nl_self());
-    nl_backoff_t local = NL_BACKOFF_INIT(LOCAL_MIN), remote = NL_BACKOFF_INIT(REMOTE_MIN);
-    uint32_t rounds = 0;
+    nl_waiter_t w;
+    nl_wait_begin(&w, l, NULL, false); /* any running thread may take it: no gate */
+    nl_backoff_t local = NL_BACKOFF_INIT(LOCAL_MIN, &w), remote = NL_BACKOFF_INIT(REMOTE_MIN, &w);
     uint32_t want = me; /* me | PARKED once this waiter has slept */
     for (;;) {
         uint32_t v = atomic_load_explicit(&l->word, memory_order_relaxed);
@@ -48,36 +47,35 @@ void nl_hbo_acquire_slow(nl_hbo_t *l, uint32_t me)
             if (atomic_compare_exchange_strong_explicit(&l->word, &expect, want,
                                                         memory_order_acquire,
                                                         memory_order_relaxed))
-                return;
+                break;
             v = expect;
         }
-        if (rounds >= HBO_PARK_ROUNDS && v &&
-            (nl_wait_policy.kind == NL_WAIT_PARK || nl_wait_policy.kind == NL_WAIT_ADAPTIVE)) {
+        if (v && nl_wait_due(&w)) {
             /* sleep until a release: announce it in the word first */
             if ((v & HBO_PARKED) ||
                 atomic_compare_exchange_strong_explicit(&l->word, &v, v | HBO_PARKED,
                                                         memory_order_relaxed,
                                                         memory_order_relaxed)) {
-                nl_futex_wait(&l->word, v | HBO_PARKED);
+                nl_wait_park(&w, &l->word, v | HBO_PARKED);
                 want = me | HBO_PARKED;
-                local = (nl_backoff_t)NL_BACKOFF_INIT(LOCAL_MIN);
-                remote = (nl_backoff_t)NL_BACKOFF_INIT(REMOTE_MIN);
+                local.limit = LOCAL_MIN;
+                remote.limit = REMOTE_MIN;
             }
             continue;
         }
         /* short backoff behind a holder of our node, long behind a remote
-         * one; each step yields while the system is overloaded (the holder
+         * one; each step yields while the process is overloaded (the holder
          * may be descheduled) */
         if ((v & ~HBO_PARKED) == me)
             nl_backoff(&local, LOCAL_MAX);
         else
             nl_backoff(&remote, REMOTE_MAX);
-        rounds++;
     }
+    nl_wait_end(&w);
 }
 
 /* the inline release (spinlocks.h) cleared a word with the parked bit */
-void nl_hbo_release_slow(nl_hbo_t *l) { nl_futex_wake(&l->word, 1); }
+void nl_hbo_release_slow(nl_hbo_t *l) { nl_wait_wake(&l->word, 1); }
 _Static_assert(HBO_PARKED == 0x80000000u, "spinlocks.h tests this bit in nl_hbo_release");
 
 static void op_acquire(void *l) { nl_hbo_acquire(l); }

@@ -33,13 +33,13 @@ typedef struct {
     co_local_t *leaf;
 } nl_hmcs_t;
 
-static void hm_root_acquire(void *g, co_local_t *L) { nl_mcsq_join(g, &L->gnode); }
+static void hm_root_acquire(void *g, co_local_t *L, nl_waiter_t *w) { nl_mcsq_join(g, &L->gnode, w); }
 static bool hm_root_try(void *g, co_local_t *L) { return nl_mcsq_try(g, &L->gnode) == 0; }
 static void hm_root_release(void *g, co_local_t *L) { nl_mcsq_leave(g, &L->gnode, 1); }
-static bool hm_root_busy(void *g) { return atomic_load_explicit((nl_mcsq_tail_t *)g, memory_order_relaxed); }
+
 
 static const co_global_t hm_root = {
-    hm_root_acquire, hm_root_try, hm_root_release, hm_root_busy,
+    hm_root_acquire, hm_root_try, hm_root_release, nl_mcsq_busy,
 };
 
 static int hm_init(void *p, const nl_attr_t *attr)
@@ -64,10 +64,16 @@ static void hm_destroy(void *p)
     l->leaf = NULL;
 }
 
+static bool hm_busy(const void *p)
+{
+    const nl_hmcs_t *l = p;
+    return co_busy(&l->root, &hm_root, l->leaf, l->nnodes);
+}
+
 static void hm_acquire(void *p)
 {
     nl_hmcs_t *l = p;
-    co_acquire(l, &l->root, l->leaf, l->nnodes, &hm_root);
+    co_acquire(l, &l->root, l->leaf, l->nnodes, &hm_root, hm_busy);
 }
 
 static int hm_try(void *p)

@@ -24,9 +24,11 @@ _Static_assert(sizeof(nl_mcs_node_t) <= NL_QNODE_BYTES, "MCS node fits a pool sl
  * it then has our critical section's time to get back on a CPU. */
 void nl_mcs_lock_slow(nl_mcs_t *l, nl_mcs_node_t *me)
 {
-    nl_count_slow(nl_self());
-    nl_gate(l, true); /* the tail may be the holder's node or a waiter's */
-    nl_mcsq_join(&l->tail, me);
+    nl_waiter_t w;
+    /* saturated: the tail may be the holder's node or a waiter's */
+    nl_wait_begin(&w, l, nl_mcsq_busy, true);
+    nl_mcsq_join(&l->tail, me, &w);
+    nl_wait_end(&w);
 }
 
 /* The fast paths are inline in include/numalock/spinlocks.h: nl_mcs_lock

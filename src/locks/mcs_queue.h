@@ -19,10 +19,10 @@
 typedef _Atomic(nl_mcs_node_t *) nl_mcsq_tail_t;
 
 /* Join the queue: 0 when it was empty (the caller holds it now), else the
- * grant its predecessor passed. A waiter that parked wakes its own
- * successor as soon as it is granted, so that one is back on a CPU when its
- * turn comes (early wake, src/wait/wait.h). */
-static inline uint32_t nl_mcsq_join(nl_mcsq_tail_t *tail, nl_mcs_node_t *me)
+ * grant its predecessor passed; `w` is the caller's wait. A waiter that
+ * parked wakes its own successor as soon as it is granted, so that one is
+ * back on a CPU when its turn comes (early wake, src/wait/wait.h). */
+static inline uint32_t nl_mcsq_join(nl_mcsq_tail_t *tail, nl_mcs_node_t *me, nl_waiter_t *w)
 {
     atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
     /* the predecessor grants only after it sees the link below (release
@@ -32,8 +32,8 @@ static inline uint32_t nl_mcsq_join(nl_mcsq_tail_t *tail, nl_mcs_node_t *me)
     if (!pred)
         return 0;
     atomic_store_explicit(&pred->next, me, memory_order_release);
-    uint32_t g = nl_await32(&me->granted);
-    if (nl_parked_last(nl_self())) {
+    uint32_t g = nl_wait_grant32(w, &me->granted);
+    if (nl_wait_parked(w)) {
         nl_mcs_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
         if (next)
             nl_nudge32(&next->granted);
@@ -53,9 +53,10 @@ static inline nl_mcs_node_t *nl_mcsq_next_or_empty(nl_mcsq_tail_t *tail, nl_mcs_
     if (atomic_compare_exchange_strong_explicit(tail, &expect, NULL, memory_order_release,
                                                 memory_order_relaxed))
         return NULL;
-    nl_spinner_t sp = NL_SPINNER_INIT;
+    nl_waiter_t w;
+    nl_waiter_init(&w);
     while (!(next = atomic_load_explicit(&me->next, memory_order_acquire)))
-        nl_spin_once(&sp);
+        nl_wait_step(&w);
     return next;
 }
 
@@ -65,6 +66,12 @@ static inline void nl_mcsq_leave(nl_mcsq_tail_t *tail, nl_mcs_node_t *me, uint32
     nl_mcs_node_t *next = nl_mcsq_next_or_empty(tail, me);
     if (next)
         nl_grant32(&next->granted, grant);
+}
+
+/* Taken: somebody holds the queue or waits in it (the gate's test). */
+static inline bool nl_mcsq_busy(const void *tail)
+{
+    return atomic_load_explicit((nl_mcsq_tail_t *)tail, memory_order_relaxed) != NULL;
 }
 
 /* Try to take an empty queue (one CAS); 0 or EBUSY. */

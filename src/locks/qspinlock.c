@@ -155,9 +155,9 @@ static inline int qs_trylock(nl_qspinlock_t *l)
  * instead of handing them over each time (strict alternation ran at 0.47x
  * glibc's speed on the two-thread lock-bound program). Past its patience it
  * sets no-steal and the next release is its. */
-static __attribute__((noinline)) void qs_pending_wait(nl_qspinlock_t *l)
+static __attribute__((noinline)) void qs_pending_wait(nl_qspinlock_t *l, nl_waiter_t *w)
 {
-    nl_backoff_t b = NL_BACKOFF_INIT(QS_PENDING_MIN_PAUSE);
+    nl_backoff_t b = NL_BACKOFF_INIT(QS_PENDING_MIN_PAUSE, w);
     uint32_t rounds = 0;
     bool no_steal = false;
     for (;;) {
@@ -179,50 +179,67 @@ static __attribute__((noinline)) void qs_pending_wait(nl_qspinlock_t *l)
             no_steal = true;
         }
         if (no_steal)
-            nl_spin_once(&b.sp);
+            nl_wait_step(w);
         else
             nl_backoff(&b, QS_PENDING_MAX_PAUSE);
     }
 }
 
 /* ---- the slow path, compiled once for MCS and once for CNA -------------- */
+static bool qs_busy(const void *l)
+{
+    return atomic_load_explicit(&((const nl_qspinlock_t *)l)->val, memory_order_relaxed) != 0;
+}
+
+static inline __attribute__((always_inline)) void qs_queue(nl_qspinlock_t *l, nl_waiter_t *w,
+                                                           const bool cna);
+
 static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l, uint32_t val,
                                                               const bool cna)
 {
-    nl_spinner_t sp = NL_SPINNER_INIT;
-    nl_self_t *s = nl_self();
-    nl_count_slow(s);
-    /* a pending waiter or a queue: while overloaded, wait passively at the
-     * gate first (src/wait/wait.h), so pending waiter and queue hold running
-     * threads */
-    if (nl_gate(l, (val & ~QS_LOCKED_MASK) != 0))
+    nl_waiter_t w;
+    /* saturated when a pending waiter or a queue is there already: while
+     * overloaded, wait passively at the gate first (src/wait/wait.h), so
+     * pending waiter and queue hold running threads */
+    if (nl_wait_begin(&w, l, qs_busy, (val & ~QS_LOCKED_MASK) != 0))
         val = atomic_load_explicit(&l->val, memory_order_relaxed);
 
     /* only a pending waiter, no queue, lock free: take it (bounded stealing,
      * see qs_pending_wait) */
     if (qs_stealable(val) &&
         atomic_compare_exchange_strong_explicit(&l->val, &val, val | QS_LOCKED, memory_order_acquire,
-                                                memory_order_relaxed))
-        return; /* one attempt, as trylock */
+                                                memory_order_relaxed)) {
+        nl_wait_end(&w); /* one attempt, as trylock */
+        return;
+    }
     if (!(val & ~QS_LOCKED_MASK)) {
         /* no pending waiter, nobody queued: become the pending waiter */
         val = atomic_fetch_or_explicit(&l->val, QS_PENDING, memory_order_acquire);
         if (!(val & ~QS_LOCKED_MASK)) {
-            qs_pending_wait(l);
+            qs_pending_wait(l, &w);
+            nl_wait_end(&w);
             return;
         }
         /* somebody else is pending or queued: undo our bit if we set it */
         if (!(val & QS_PENDING))
             atomic_fetch_and_explicit(&l->val, ~QS_PENDING, memory_order_relaxed);
     }
+    qs_queue(l, &w, cna);
+    nl_wait_end(&w);
+}
 
-    /* ---- queue ---- */
+/* ---- the queue ---- */
+static inline __attribute__((always_inline)) void qs_queue(nl_qspinlock_t *l, nl_waiter_t *w,
+                                                           const bool cna)
+{
+    nl_self_t *s = w->self;
+    uint32_t val;
     qs_block_t *b = s->id >= 0 ? qs_block(s->id) : NULL;
     if (NL_UNLIKELY(!b || b->count >= atomic_load_explicit(&nl_qs_max_nodes, memory_order_relaxed))) {
         /* no slot or nested too deep: spin on the lock word (Linux does
          * the same past its 4 nesting levels) */
         while (qs_trylock(l))
-            nl_spin_once(&sp);
+            nl_wait_step(w);
         return;
     }
     uint32_t idx = b->count++;
@@ -253,10 +270,10 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
         if (cna)
             me->numa = nl_self_node(s);
         atomic_store_explicit(&prev->c.next, me, memory_order_release);
-        nl_await64(&me->spin);
+        nl_wait_grant64(w, &me->spin);
         /* we parked: our successor probably did too; wake it now, so that
          * it is running when it becomes the head */
-        if (nl_parked_last(s)) {
+        if (nl_wait_parked(w)) {
             nl_cna_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
             if (next)
                 nl_nudge64(&next->spin);
@@ -273,7 +290,7 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
                 atomic_fetch_or_explicit(&l->val, QS_NOSTEAL, memory_order_relaxed);
                 no_steal = true;
             }
-            nl_spin_once(&sp);
+            nl_wait_step(w);
         }
         sec = cna ? cna_sec_head(me) : NULL;
         uint32_t want;
@@ -305,7 +322,7 @@ static inline __attribute__((always_inline)) void qs_slowpath(nl_qspinlock_t *l,
     /* somebody queued behind us: make it (or, CNA, the chosen one) the head */
     nl_cna_node_t *next;
     while (!(next = atomic_load_explicit(&me->next, memory_order_acquire)))
-        nl_spin_once(&sp);
+        nl_wait_step(w);
     if (cna)
         cna_pass(me, next, false);
     else

@@ -21,9 +21,10 @@ NL_TLS int nl_deleg_slot_tls;
 
 static void slot_lock(void)
 {
-    nl_spinner_t sp = NL_SPINNER_INIT;
+    nl_waiter_t w;
+    nl_waiter_init(&w);
     while (atomic_flag_test_and_set_explicit(&slot_guard, memory_order_acquire))
-        nl_spin_once(&sp);
+        nl_wait_step(&w);
 }
 static void slot_unlock(void) { atomic_flag_clear_explicit(&slot_guard, memory_order_release); }
 

@@ -308,7 +308,8 @@ static inline int sanl_admitted(const nl_sanl_t *l, const nl_sanl_slot_t *s, int
 /* Algorithm 3 (a thread in delegation mode). */
 static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void *arg, int node)
 {
-    nl_spinner_t sp = NL_SPINNER_INIT;
+    nl_waiter_t w;
+    nl_waiter_init(&w);
     uint64_t t0 = nl_deleg_cycles();
     /* become the server by trylock, or wait until we may send to the server */
     for (;;) {
@@ -328,7 +329,7 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
                 return sanl_serve(l, s, fn, arg, node);
             }
         }
-        nl_spin_once(&sp);
+        nl_wait_step(&w);
     }
     /* send the request */
     s->contended = 1;
@@ -336,7 +337,7 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
     atomic_store_explicit(&s->done, NL_GRANT_WAITING, memory_order_relaxed);
     atomic_store_explicit(&s->fn, fn, memory_order_seq_cst);
     t0 = nl_deleg_cycles();
-    for (sp.n = 0;;) {
+    for (uint32_t n = 0;;) {
         uint32_t d = atomic_load_explicit(&s->done, memory_order_acquire);
         if (d == SANL_ANSWERED)
             return s->result;
@@ -348,7 +349,7 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
         if (!atomic_load_explicit(&l->server_up, memory_order_seq_cst) &&
             sanl_ll_free(l) && sanl_ll_try(l) == 0)
             goto holding;
-        if ((++sp.n & 15) == 0) {
+        if ((++n & 15) == 0) {
             if (sanl_elapsed(t0) > l->cfg.t_w)
                 break;
             nl_cpu_relax();
@@ -362,7 +363,8 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
     atomic_fetch_add_explicit(&l->timeouts, 1, memory_order_relaxed);
     if (atomic_load_explicit(&s->exec, memory_order_relaxed) ||
         atomic_load_explicit(&l->server_up, memory_order_seq_cst)) {
-        if (nl_await32(&s->done) == SANL_ANSWERED)
+        nl_wait_renew(&w);
+        if (nl_wait_grant32(&w, &s->done) == SANL_ANSWERED)
             return s->result;
         sanl_ll_acquire(l);
         return sanl_serve(l, s, fn, arg, node); /* it waits: run it here */
@@ -411,7 +413,7 @@ static void *sanl_execute_impl(nl_sanl_t *l, nl_deleg_fn fn, void *arg)
         int32_t joined = atomic_load_explicit(&l->joined, memory_order_relaxed);
         delegate = joined >= SANL_MIN_JOINED &&
                    2 * atomic_load_explicit(&l->votes, memory_order_relaxed) > joined &&
-                   !nl_adaptive_overloaded();
+                   !nl_wait_restricting();
     }
     else
         delegate = mode == NL_SANL_DELEGATE;

@@ -230,10 +230,8 @@ static inline void sh_wake(sh_node_t *n)
     while (st == SH_WAIT || st == SH_PARKED) {
         if (atomic_compare_exchange_weak_explicit(&n->c.spin, &st, SH_WOKEN, memory_order_relaxed,
                                                   memory_order_relaxed)) {
-            if (st == SH_PARKED) {
-                nl_self()->wc.wakes++;
-                nl_futex_wake(&n->c.spin, 1); /* the low half, little-endian (as nl_grant64) */
-            }
+            if (st == SH_PARKED)
+                nl_wait_wake(nl_futex64(&n->c.spin), 1);
             return;
         }
     }
@@ -263,9 +261,9 @@ static inline void sh_grant(sh_node_t *next) { nl_grant64(&next->c.spin, SH_HEAD
 
 static unsigned sh_shuffle(nl_shfl_t *l, sh_node_t *me, bool head);
 
-/* shfl-block while the machine is overloaded (nl_adaptive_overloaded: more
- * runnable threads than CPUs): a waiter behind the head parks instead of
- * yielding, and the head does not keep its successors awake. A spinning
+/* shfl-block while the process is overloaded (nl_wait_short: the waiter saw
+ * more threads wanting a CPU than there are): a waiter behind the head parks
+ * instead of yielding, and the head does not keep its successors awake. A spinning
  * waiter would take turns on a CPU with the holder and the head (with 8
  * threads on 2 CPUs a quarter of the time went to sched_yield's context
  * switches); the successor is woken by its grant instead, while running
@@ -274,34 +272,30 @@ static unsigned sh_shuffle(nl_shfl_t *l, sh_node_t *me, bool head);
 /* The head's patience: checks of the lock word during which running
  * threads of the holder's node may take the free lock. shfl-block while
  * overloaded: NL_OVER_PAUSES checks, not SH_PATIENCE. There each check
- * yields the CPU (nl_spin_once), and 64 yields let stealers keep the lock
+ * yields the CPU (nl_wait_step), and 64 yields let stealers keep the lock
  * for many time slices: with 8 threads on 2 CPUs (cache_bench under the
  * preload) a contended acquisition waited 190 us on average, 27 us with
  * the shorter patience. */
-static inline uint32_t sh_patience(const bool blocking)
+static inline uint32_t sh_patience(const nl_waiter_t *w, const bool blocking)
 {
-    return blocking && nl_adaptive_overloaded() ? NL_OVER_PAUSES : SH_PATIENCE;
+    return blocking && nl_wait_short(w) ? NL_OVER_PAUSES : SH_PATIENCE;
 }
 
 /* A queued waiter, until it is granted the head role. While it runs it
  * shuffles whenever it holds the shuffler role and somebody queued since
- * its last pass. shfl: SH_WAIT_STEPS steps of nl_spin_once, then the
- * library's grant-word wait (nl_await64: spin, park, as the policy says).
+ * its last pass. shfl: SH_WAIT_STEPS steps, then the library's grant-word
+ * wait (nl_wait_grant64: spin, park, as the policy says).
  * shfl-block: the same steps (NL_OVER_PAUSES while overloaded), then park;
  * a waiter woken early (WOKEN) gets another round of steps before it may
  * park again. */
-static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, const bool blocking)
+static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, nl_waiter_t *w, const bool blocking)
 {
-    nl_spinner_t sp = NL_SPINNER_INIT;
-    uint32_t i = 0, walked = 0;
-    bool woken = false, slept = false;
+    uint32_t walked = 0;
+    bool woken = false;
     for (;;) {
         uint64_t st = atomic_load_explicit(&me->c.spin, memory_order_acquire);
-        if (st == SH_HEAD) {
-            if (slept)
-                nl_self()->wc.to_parked++; /* the head role came while we slept */
+        if (st == SH_HEAD)
             return;
-        }
         if (atomic_load_explicit(&me->shuffler, memory_order_acquire)) {
             uint32_t t = atomic_load_explicit(&l->val, memory_order_relaxed) & SH_TAIL_MASK;
             if (t != walked) {
@@ -312,20 +306,18 @@ static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, const bool blocking
         }
         if (blocking && st == SH_WOKEN && !woken) {
             woken = true; /* the head wants us running: a fresh round */
-            slept = false;
-            i = 0;
+            nl_wait_renew(w);
         }
-        if (i < SH_WAIT_STEPS && !(blocking && i >= NL_OVER_PAUSES && nl_adaptive_overloaded())) {
-            i++;
-            nl_spin_once(&sp);
+        if (w->n < SH_WAIT_STEPS && !(blocking && w->n >= NL_OVER_PAUSES && nl_wait_short(w))) {
+            nl_wait_step(w);
             continue;
         }
         if (!blocking) {
-            nl_await64(&me->c.spin);
+            nl_wait_grant64(w, &me->c.spin);
             /* we parked: our successor probably did too; wake it now, so
              * that it is running when it becomes the head (shfl-block's
              * head does this for its next SH_AWAKE waiters) */
-            if (nl_parked_last(nl_self()))
+            if (nl_wait_parked(w))
                 sh_nudge_next(me);
             return;
         }
@@ -333,9 +325,7 @@ static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, const bool blocking
         if (st == SH_PARKED ||
             atomic_compare_exchange_strong_explicit(&me->c.spin, &st, SH_PARKED, memory_order_acq_rel,
                                                     memory_order_acquire)) {
-            nl_self()->wc.parks++; /* the statistics' parks, as src/wait counts them */
-            slept = true;
-            nl_futex_wait(&me->c.spin, SH_PARKED);
+            nl_wait_park(w, nl_futex64(&me->c.spin), SH_PARKED);
             woken = false; /* woken (WOKEN or HEAD) or spurious: look again */
         }
     }
@@ -346,7 +336,7 @@ static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, const bool blocking
  * in cache), then a step of the spinner (which yields when the machine is
  * overloaded); shfl-block's head naps when the holder keeps the lock for
  * long, since the release wakes nobody. */
-static inline void sh_head_pause(nl_spinner_t *sp, uint32_t *pause, bool stealing, const bool blocking,
+static inline void sh_head_pause(nl_waiter_t *w, uint32_t *pause, bool stealing, const bool blocking,
                                  uint64_t *t0)
 {
     if (stealing) {
@@ -355,7 +345,7 @@ static inline void sh_head_pause(nl_spinner_t *sp, uint32_t *pause, bool stealin
         if (*pause < SH_MAX_PAUSE)
             *pause <<= 1;
     }
-    if (blocking && sp->n >= SH_WAIT_STEPS) {
+    if (blocking && w->n >= SH_WAIT_STEPS) {
         uint64_t now = nl_now_ns();
         if (!*t0) {
             *t0 = now;
@@ -369,7 +359,7 @@ static inline void sh_head_pause(nl_spinner_t *sp, uint32_t *pause, bool stealin
             return;
         }
     }
-    nl_spin_once(sp);
+    nl_wait_step(w);
 }
 
 /* ---- shuffling ------------------------------------------------------------ */
@@ -426,23 +416,39 @@ static unsigned sh_shuffle(nl_shfl_t *l, sh_node_t *me, bool head)
 }
 
 /* ---- the slow path, compiled once per variant ---------------------------- */
+static bool sh_busy(const void *l)
+{
+    return atomic_load_explicit(&((const nl_shfl_t *)l)->val, memory_order_relaxed) &
+           (SH_LOCK_MASK | SH_TAIL_MASK);
+}
+
+static inline __attribute__((always_inline)) void sh_queue(nl_shfl_t *l, nl_waiter_t *w,
+                                                           const bool blocking);
+
 static inline __attribute__((always_inline)) void sh_slowpath(nl_shfl_t *l, const bool blocking)
 {
-    nl_spinner_t sp = NL_SPINNER_INIT;
-    nl_self_t *s = nl_self();
-    int node = nl_self_node(s);
-    uint32_t tag = sh_tag(node);
-
     if (sh_trylock(l) == 0)
         return;
-    nl_count_slow(s);
-    /* somebody queued: the gate while overloaded (src/wait/wait.h) */
-    nl_gate(l, (atomic_load_explicit(&l->val, memory_order_relaxed) & SH_TAIL_MASK) != 0);
+    nl_waiter_t w;
+    /* saturated once somebody queued (until then a running thread may take
+     * the lock byte): the gate while overloaded (src/wait/wait.h) */
+    nl_wait_begin(&w, l, sh_busy,
+                  (atomic_load_explicit(&l->val, memory_order_relaxed) & SH_TAIL_MASK) != 0);
+    sh_queue(l, &w, blocking);
+    nl_wait_end(&w);
+}
+
+static inline __attribute__((always_inline)) void sh_queue(nl_shfl_t *l, nl_waiter_t *w,
+                                                           const bool blocking)
+{
+    nl_self_t *s = w->self;
+    int node = nl_self_node(s);
+    uint32_t tag = sh_tag(node);
     sh_block_t *b = s->id >= 0 ? sh_block(s->id) : NULL;
     if (NL_UNLIKELY(!b || b->count >= SH_NODES)) {
         /* no slot or nested too deep: spin on the lock word (as qspinlock) */
         while (sh_trylock(l))
-            nl_spin_once(&sp);
+            nl_wait_step(w);
         return;
     }
     uint32_t idx = b->count++;
@@ -461,7 +467,7 @@ static inline __attribute__((always_inline)) void sh_slowpath(nl_shfl_t *l, cons
     if (old) {
         sh_node_t *prev = sh_decode(old);
         atomic_store_explicit(&prev->c.next, &me->c, memory_order_release);
-        sh_wait_turn(l, me, blocking);
+        sh_wait_turn(l, me, w, blocking);
     }
 
     /* head of the queue: shuffle, keep the next waiters awake, let running
@@ -471,7 +477,7 @@ static inline __attribute__((always_inline)) void sh_slowpath(nl_shfl_t *l, cons
     uint64_t t0 = 0;
     bool role = me->batch == 0 || atomic_load_explicit(&me->shuffler, memory_order_acquire);
     uint32_t val;
-    sp = (nl_spinner_t)NL_SPINNER_INIT;
+    nl_wait_renew(w);
     for (;;) {
         val = atomic_load_explicit(&l->val, memory_order_acquire);
         if (!(val & SH_LOCK_MASK)) {
@@ -486,7 +492,7 @@ static inline __attribute__((always_inline)) void sh_slowpath(nl_shfl_t *l, cons
         }
         /* the filter keeps naming the holder's node (set by the head that
          * took the lock, kept by the stealers) until we run out of patience */
-        if (stealing && ++rounds > sh_patience(blocking)) {
+        if (stealing && ++rounds > sh_patience(w, blocking)) {
             stealing = false;
             sh_set_filter(l, SH_NOBODY);
         } else if (!stealing && ((val >> SH_FILTER_SHIFT) & 0xffu) != SH_NOBODY) {
@@ -502,7 +508,7 @@ static inline __attribute__((always_inline)) void sh_slowpath(nl_shfl_t *l, cons
             continue;
         }
         if (blocking) {
-            if (!nl_adaptive_overloaded())
+            if (!nl_wait_short(w))
                 sh_keep_awake(me);
         } else {
             /* the successor may have parked while we waited (the waiting
@@ -510,14 +516,14 @@ static inline __attribute__((always_inline)) void sh_slowpath(nl_shfl_t *l, cons
              * time it becomes the head */
             sh_nudge_next(me);
         }
-        sh_head_pause(&sp, &pause, stealing, blocking, &t0);
+        sh_head_pause(w, &pause, stealing, blocking, &t0);
     }
 
     /* we hold the lock: leave the queue, hand the head role on */
     if ((val & SH_TAIL_MASK) != tail) {
         sh_node_t *next;
         while (!(next = sh_next(me)))
-            nl_spin_once(&sp);
+            nl_wait_step(w);
         if (role || atomic_load_explicit(&me->shuffler, memory_order_relaxed))
             atomic_store_explicit(&next->shuffler, 1, memory_order_relaxed);
         sh_grant(next);

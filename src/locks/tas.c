@@ -3,20 +3,25 @@
 #include "numalock/spinlocks.h"
 #include "../internal.h"
 
+static bool tas_busy(const void *l) { return atomic_load_explicit(&((const nl_tas_t *)l)->word, memory_order_relaxed) != 0; }
+
 /* the inline fast path (spinlocks.h) found the word set */
 void nl_tas_acquire_slow(nl_tas_t *l)
 {
-    nl_count_slow(nl_self());
-    nl_spinner_t sp = NL_SPINNER_INIT;
+    nl_waiter_t w;
+    /* saturated for the gate: while overloaded, arrivals at a taken word
+     * wait passively in order, instead of racing for it whenever they run */
+    nl_wait_begin(&w, l, tas_busy, true);
     do
-        nl_spin_once(&sp);
+        nl_wait_step(&w);
     while (atomic_exchange_explicit(&l->word, 1, memory_order_acquire));
+    nl_wait_end(&w);
 }
 
 static void op_acquire(void *l) { nl_tas_acquire(l); }
 static int op_try(void *l) { return nl_tas_try(l); }
 static void op_release(void *l) { nl_tas_release(l); }
-static int op_held(const void *l) { return atomic_load_explicit(&((nl_tas_t *)l)->word, memory_order_relaxed) != 0; }
+static int op_held(const void *l) { return tas_busy(l); }
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_tas = {
     .name = "tas",

@@ -1,39 +1,45 @@
 /* Ticket lock: FIFO by fetch-and-add on `next`; the holder advances `owner`.
  * The inline fast path takes a free lock with one CAS of `next` from `owner`;
- * a thread that finds it taken passes the library's gate (a passive wait
- * while the machine is overloaded, so that the tickets in line belong to
- * running threads) before it takes a ticket. Waiters spin briefly, then
- * yield (the ticket in line may be descheduled). */
+ * a thread that finds it taken begins a wait (src/wait/wait.h: while the
+ * process is overloaded it waits passively at the gate first, so that the
+ * tickets in line belong to running threads) before it takes a ticket. */
 #include <errno.h>
 #include "numalock/spinlocks.h"
 #include "../internal.h"
 
-static void ticket_wait(nl_ticket_t *l, uint32_t me)
+static void ticket_wait(nl_ticket_t *l, nl_waiter_t *w, uint32_t me)
 {
-    nl_spinner_t sp = NL_SPINNER_INIT;
     while (atomic_load_explicit(&l->owner, memory_order_acquire) != me)
-        nl_spin_once(&sp);
+        nl_wait_step(w);
+    nl_wait_end(w);
+}
+
+/* taken: a ticket is out that has not been served */
+static bool ticket_busy(const void *p)
+{
+    const nl_ticket_t *t = p;
+    return atomic_load_explicit(&t->next, memory_order_relaxed) !=
+           atomic_load_explicit(&t->owner, memory_order_relaxed);
 }
 
 /* the inline fast path (spinlocks.h) found the lock taken */
 void nl_ticket_lock_slow(nl_ticket_t *l)
 {
-    nl_count_slow(nl_self());
-    /* the gate while overloaded (src/wait/wait.h) at any taken lock, not
-     * only a saturated one: a ticket must be served in turn and nobody may
-     * take the lock ahead of it, so one taken by a thread that is then
-     * descheduled stalls the lock (gating only behind a waiting ticket ran
-     * kvmap at 0.3-0.5x pthread with 8-16 threads on 2 CPUs, against 2-4x) */
-    nl_gate(l, true);
-    ticket_wait(l, atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed));
+    /* saturated as soon as it is taken: a ticket is served in turn and
+     * nobody may take the lock ahead of it, so one taken by a thread that
+     * then loses its CPU stalls the lock */
+    nl_waiter_t w;
+    nl_wait_begin(&w, l, ticket_busy, true);
+    ticket_wait(l, &w, atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed));
 }
 
 /* ticket `me` was taken by the inline path of version 0.1.0 (binary
  * compatibility), not yet served */
 void nl_ticket_acquire_slow(nl_ticket_t *l, uint32_t me)
 {
-    nl_count_slow(nl_self());
-    ticket_wait(l, me);
+    nl_waiter_t w;
+    nl_wait_begin(&w, l, NULL, false); /* already in line: no gate */
+    ticket_wait(l, &w, me);
 }
 
 int nl_ticket_try(nl_ticket_t *l)
@@ -53,11 +59,7 @@ static int op_try(void *l) { return nl_ticket_try(l); }
 static void op_release(void *l) { nl_ticket_release(l); }
 /* held while a ticket is out that has not been served (a release of a free
  * ticket lock would move owner past next: no NL_PROP_FREE_RELEASE) */
-static int op_held(const void *l)
-{
-    nl_ticket_t *t = (nl_ticket_t *)l;
-    return atomic_load_explicit(&t->next, memory_order_relaxed) != atomic_load_explicit(&t->owner, memory_order_relaxed);
-}
+static int op_held(const void *l) { return ticket_busy(l); }
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_ticket = {
     .name = "ticket",

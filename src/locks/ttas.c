@@ -8,26 +8,31 @@
 #define BACKOFF_MIN 4u
 #define BACKOFF_MAX 1024u
 
+static bool ttas_busy(const void *l) { return atomic_load_explicit(&((const nl_ttas_t *)l)->word, memory_order_relaxed) != 0; }
+
 /* the inline fast path (spinlocks.h) found the word set */
 void nl_ttas_acquire_slow(nl_ttas_t *l)
 {
-    nl_count_slow(nl_self());
-    nl_backoff_t b = NL_BACKOFF_INIT(BACKOFF_MIN);
+    nl_waiter_t w;
+    /* saturated for the gate: while overloaded, arrivals at a taken word
+     * wait passively in order, instead of racing for it whenever they run */
+    nl_wait_begin(&w, l, ttas_busy, true);
+    nl_backoff_t b = NL_BACKOFF_INIT(BACKOFF_MIN, &w);
     for (;;) {
-        nl_spinner_t sp = NL_SPINNER_INIT;
         while (atomic_load_explicit(&l->word, memory_order_relaxed))
-            nl_spin_once(&sp);
+            nl_wait_step(&w);
         if (!atomic_exchange_explicit(&l->word, 1, memory_order_acquire))
-            return;
+            break;
         nl_backoff(&b, BACKOFF_MAX);
     }
+    nl_wait_end(&w);
 }
 
 
 static void op_acquire(void *l) { nl_ttas_acquire(l); }
 static int op_try(void *l) { return nl_ttas_try(l); }
 static void op_release(void *l) { nl_ttas_release(l); }
-static int op_held(const void *l) { return atomic_load_explicit(&((nl_ttas_t *)l)->word, memory_order_relaxed) != 0; }
+static int op_held(const void *l) { return ttas_busy(l); }
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_ttas = {
     .name = "ttas",

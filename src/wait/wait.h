@@ -3,42 +3,39 @@
  * Layer: above src/core/self.h (the thread record) and src/topology/node.h,
  * below the locks.
  *
+ * A lock waits through one object, the waiter (nl_waiter_t): it begins when
+ * the lock's fast path failed (nl_wait_begin: counts the contended
+ * acquisition, passes the gate), takes steps while it polls a word
+ * (nl_wait_step), asks whether it has spun long enough (nl_wait_due), parks
+ * on a futex (nl_wait_park) or waits on a grant word (nl_wait_grant32/64),
+ * and ends once it holds the lock (nl_wait_end). No lock reads the policy
+ * or the load itself, and every lock counts the same events.
+ *
  * Policies (NUMALOCK_WAIT, nl_wait_set_policy):
- *   adaptive (default)  spin while the system has a CPU for every runnable
- *                       thread, restrict concurrency when it has not:
- *     - load: runnable tasks (sampled from /proc/loadavg every few ms) plus
- *       this process's passive waiters, against online CPUs (nl_overloaded);
- *     - a queued waiter spins with pauses; it parks on its grant word only
- *       after NL_SPIN_TICKS (about 1 ms) while the system is not overloaded
- *       (a waiter that has a CPU of its own does not park: the CPU would idle
- *       and the wake-up would sit on the hand-over path), after
- *       NL_OVER_SPIN_TICKS of pausing briefly and yielding when it is;
+ *   adaptive (default)  spin while the process has a CPU for every thread
+ *                       that wants one, restrict concurrency when it has not
+ *                       ("overloaded", nl_overloaded below):
+ *     - a waiter spins with pauses and parks after NL_SPIN_NS (1 ms) when
+ *       not overloaded (a waiter with a CPU of its own should not park: the
+ *       CPU would idle and the wake-up would sit on the hand-over path);
+ *       while overloaded it pauses NL_OVER_PAUSES times, then yields at each
+ *       step, and parks after NL_OVER_SPIN_NS;
  *     - early wake: a waiter that parked wakes its own successor as soon as
  *       it is granted (nl_nudge*), so the next holder is running when the
  *       lock reaches it;
- *     - the gate (concurrency restriction, after Dice's Malthusian locks and
- *       GCR): while overloaded, a thread that finds the lock saturated (held
- *       and waited for) waits passively (a timed futex sleep) before it may
- *       queue, so the queue holds running threads only and the lock is never
- *       handed to a waiter that is not running while a running one could
- *       take it; a passive waiter queues after its timeout (so every thread
- *       gets in), preferring the node that entered last for a bounded time
- *       (NUMA-aware, GCR-NUMA).
+ *     - the gate (concurrency restriction, after Dice & Kogan's GCR, PPoPP
+ *       2019): while overloaded, a thread that finds a lock saturated (a
+ *       waiter is already in line, or the lock hands over in order) waits
+ *       passively outside the lock, in FIFO order, so that the lock passes
+ *       between running threads and is never handed to one that lost its
+ *       CPU (gate.c).
  *   spin                pause forever;
  *   yield               pause, then sched_yield;
- *   park, park:S:Y      the fixed policy of earlier versions: S pauses,
- *                       Y yields, then park (no gate, no early wake).
+ *   park, park:S:Y      S pauses, Y yields, then park (no gate).
  *
- * Primitives:
- *   nl_spin_once        one step of a short wait loop (a successor linking
- *                       itself, a queue head waiting for the lock word);
- *   nl_await32/64       wait on a grant word, nl_grant32/64 grant it (wakes
- *                       the waiter only if it parked), nl_nudge32/64 wake a
- *                       parked waiter early without granting;
- *   nl_gate             the passive wait of an arriving thread (slow paths
- *                       only: a lock calls it once its fast path failed).
- * Every parking, gate wait, wake and hand-over to a parked waiter is counted
- * in the calling thread's record (nl_self()->wc).
+ * Other primitives: nl_grant32/64 grant a word (waking the waiter only if
+ * it parked), nl_nudge32/64 wake a parked waiter early without granting,
+ * nl_backoff pauses a randomised, growing number of times between steps.
  */
 #ifndef NL_WAIT_H
 #define NL_WAIT_H
@@ -58,74 +55,227 @@ typedef struct nl_wait_policy {
 NL_HIDDEN extern nl_wait_policy_t nl_wait_policy;
 NL_HIDDEN void nl_wait_policy_init(void);
 
-/* Budgets in time-stamp-counter ticks (about 2.5 per ns on the x86 machines
- * measured; the order of magnitude is what matters). */
-#define NL_SPIN_TICKS 2500000ull      /* ~1 ms: park a waiter that has a CPU  */
-#define NL_OVER_SPIN_TICKS 250000ull  /* ~100 us: ... while overloaded        */
-#define NL_OVER_PAUSES 8u             /* pauses before yielding when overloaded */
+/* Wait budgets, in nanoseconds (converted to ticks with the measured rate). */
+#define NL_SPIN_NS 1000000ull      /* park a waiter that has a CPU after 1 ms    */
+#define NL_SHARED_SPIN_NS 50000ull /* ... on a busy machine, after 50 us         */
+#define NL_OVER_PAUSES 8u          /* pauses before yielding (or parking) when
+                                    * the process's threads outnumber its CPUs */
+/* A waiter whose clock jumped this far between two looks lost its CPU. */
+#define NL_GAP_NS 500000ull        /* 500 us */
 
-/* ---- load ------------------------------------------------------------------ */
-NL_HIDDEN extern _Atomic uint64_t nl_load_next;    /* tick of the next sample */
-NL_HIDDEN extern _Atomic uint32_t nl_load_runnable; /* runnable tasks, last sample */
-NL_HIDDEN extern _Atomic uint32_t nl_gate_waiters; /* this process's passive waiters */
+/* ---- time ------------------------------------------------------------------- */
+NL_HIDDEN extern _Atomic uint64_t nl_ticks_per_ms; /* nl_ticks() rate, measured by the sampler */
+static inline uint64_t nl_ns_to_ticks(uint64_t ns)
+{
+    return ns * atomic_load_explicit(&nl_ticks_per_ms, memory_order_relaxed) / 1000000ull;
+}
+
+/* ---- the evidence (load.c) ------------------------------------------------------
+ * Refreshed by whichever waiter finds the sample stale (every ~2 ms; the
+ * affinity mask every ~64 ms, the cgroup limits every ~1 s). */
+NL_HIDDEN extern _Atomic uint64_t nl_load_next;     /* tick of the next sample */
+NL_HIDDEN extern _Atomic uint32_t nl_load_runnable; /* the machine's runnable tasks */
+NL_HIDDEN extern _Atomic uint32_t nl_budget_cpus;   /* CPUs this process may use */
+NL_HIDDEN extern _Atomic uint32_t nl_count_spinners; /* 1: threads outnumber the budget */
+NL_HIDDEN extern _Atomic uint32_t nl_spinning;      /* waiters not parked, when counted */
+NL_HIDDEN extern _Atomic uint32_t nl_gate_waiters;  /* this process's passive waiters */
+NL_HIDDEN extern _Atomic uint32_t nl_preempted;     /* 1: a waiter lost its CPU lately */
 NL_HIDDEN int nl_cpus_online(void);
 NL_HIDDEN void nl_load_sample(void);
+NL_HIDDEN void nl_note_preempted(void);
+/* CPUs the process may use: affinity mask, cgroup cpuset and CPU quota. */
+NL_HIDDEN uint32_t nl_cpu_budget(void);
+/* The cgroup limit (v1 or v2) of the process described by a
+ * /proc/self/cgroup file under a cgroup mount root; 0 when none. */
+NL_HIDDEN uint32_t nl_cgroup_cpus(const char *proc_cgroup, const char *sysfs_root);
 
-/* More runnable threads than CPUs, by a margin of one task (plus one per 16
- * CPUs): a spinning waiter would keep a thread (perhaps the holder) off a
- * CPU. The margin keeps a passing task (a kernel worker, a shell) from
- * turning a machine with a CPU per waiter into an overloaded one: sampled
- * with two busy threads on two CPUs, the runnable count read 2 to 4. */
-static inline bool nl_overloaded(void)
+/* Overloaded: some thread that wants a CPU has none, so a spinning waiter
+ * would keep another thread (perhaps the holder) off a CPU. Any of:
+ *  - the process: waiters that spin, passive waiters and one holder
+ *    outnumber the CPUs it may use (affinity, cpuset, quota);
+ *  - the machine: runnable tasks and this process's passive waiters exceed
+ *    the online CPUs by a margin of one task (plus one per 16 CPUs), so a
+ *    passing task does not flip the answer;
+ *  - a waiter of this process lost its CPU in the last 50 ms (other
+ *    processes on its CPUs, a quota that throttles). */
+enum {
+    NL_LOAD_FREE = 0,    /* a CPU for every thread that wants one               */
+    NL_LOAD_SHARED = 1,  /* the machine's CPUs are busy (or a waiter lost its
+                          * CPU lately): a spinner takes a CPU from some thread */
+    NL_LOAD_OWN = 2,     /* the process's own threads outnumber its CPUs: a
+                          * spinner takes a CPU from the holder, probably       */
+};
+/* The level of load for a decision: `passive` adds this process's passive
+ * waiters to the demand (the gate's decisions: they would run if let in),
+ * 0 counts only the threads that want a CPU now (whether to spin). */
+static inline int nl_load_level(bool passive_too)
 {
-    /* the sample's age is read (the TSC: ~11 ns in the VMs measured, 14 % of
-     * a contended two-thread qspinlock pair) once in 64 calls per thread */
+    /* the sample's age is read (the TSC: ~11 ns in the VMs measured) once
+     * in 64 calls per thread */
     nl_self_t *s = nl_self();
     if (NL_UNLIKELY(s->load_countdown-- == 0)) {
         s->load_countdown = 63;
         if (nl_ticks() >= atomic_load_explicit(&nl_load_next, memory_order_relaxed))
             nl_load_sample();
     }
-    uint32_t demand = atomic_load_explicit(&nl_load_runnable, memory_order_relaxed) +
-                      atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed);
+    uint32_t passive = passive_too ? atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed) : 0;
+    if (atomic_load_explicit(&nl_spinning, memory_order_relaxed) + passive + 1 >
+        atomic_load_explicit(&nl_budget_cpus, memory_order_relaxed))
+        return NL_LOAD_OWN;
     uint32_t cpus = (uint32_t)nl_cpus_online();
-    return demand > cpus + 1 + cpus / 16;
+    if (atomic_load_explicit(&nl_load_runnable, memory_order_relaxed) + passive > cpus + 1 + cpus / 16 ||
+        atomic_load_explicit(&nl_preempted, memory_order_relaxed))
+        return NL_LOAD_SHARED;
+    return NL_LOAD_FREE;
+}
+static inline bool nl_overloaded(void) { return nl_load_level(true) != NL_LOAD_FREE; }
+
+/* ---- the waiter ---------------------------------------------------------------- */
+typedef struct nl_waiter {
+    nl_self_t *self;
+    uint32_t n;        /* steps since the wait began or the waiter woke */
+    uint32_t look_at;  /* step at which the policy and the load are looked at again */
+    uint64_t since;    /* ticks when the wait began or the waiter woke */
+    uint64_t mark;     /* ticks at the last look (a long gap: preempted) */
+    uint8_t over;      /* nl_load_level() at the last look */
+    uint8_t due;       /* the spin budget is spent: time to park */
+    uint8_t counted;   /* counted in nl_spinning */
+    uint8_t slept;     /* parked, and no step since: a grant found it asleep */
+    uint8_t parked;    /* parked at least once in this wait */
+    void *gate;        /* the gate FIFO whose head role this waiter holds */
+    uint32_t ticket;   /* ... and its ticket there */
+} nl_waiter_t;
+
+/* A lock's test "is it taken?" (held or waited for), for the gate's passive
+ * waiter, which enters as soon as the lock is free. */
+typedef bool (*nl_busy_fn)(const void *lock);
+
+NL_HIDDEN void nl_wait_step_slow(nl_waiter_t *w);
+NL_HIDDEN bool nl_gate_crowded(const void *lock);
+NL_HIDDEN void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy);
+NL_HIDDEN void nl_gate_leave(nl_waiter_t *w);
+
+/* A waiter for a short wait inside a lock's protocol (a successor linking
+ * itself, a head waiting for the lock word): steps only, nothing counted. */
+static inline void nl_waiter_init(nl_waiter_t *w)
+{
+    *w = (nl_waiter_t){ .self = nl_self() };
 }
 
-/* Overloaded under the adaptive policy: where the gate holds arrivals back
- * and the locks wait passively (the fixed policies keep their own ways). */
-static inline bool nl_adaptive_overloaded(void)
+static inline void nl_wait_count(nl_waiter_t *w)
+{
+    if (atomic_load_explicit(&nl_count_spinners, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&nl_spinning, 1, memory_order_relaxed);
+        w->counted = 1;
+    }
+}
+static inline void nl_wait_uncount(nl_waiter_t *w)
+{
+    if (w->counted) {
+        atomic_fetch_sub_explicit(&nl_spinning, 1, memory_order_relaxed);
+        w->counted = 0;
+    }
+}
+
+/* The lock's fast path failed: count a contended acquisition and, while
+ * overloaded, wait at the gate if the lock is saturated (`saturated`: a
+ * waiter is in line already, or the lock serves arrivals strictly in
+ * order, so that one arrival that loses its CPU stalls it) or others wait
+ * passively for it already. `busy` tells the passive waiter when the lock
+ * is free; a lock without one (NULL: any running thread may take it) never
+ * waits at the gate. True when the thread waited at the gate (its view of
+ * the lock word is stale). */
+static inline bool nl_wait_begin(nl_waiter_t *w, const void *lock, nl_busy_fn busy, bool saturated)
+{
+    nl_waiter_init(w);
+    w->self->wc.slow++;
+    bool gated = false;
+    if (busy && nl_wait_policy.kind == NL_WAIT_ADAPTIVE && (saturated || nl_gate_crowded(lock)) &&
+        nl_overloaded()) {
+        nl_gate_wait(w, lock, busy);
+        gated = true;
+    }
+    nl_wait_count(w);
+    return gated;
+}
+
+/* The waiter holds the lock now (a waiter from the gate lets the next one
+ * in line look at the lock). */
+static inline void nl_wait_end(nl_waiter_t *w)
+{
+    if (w->gate)
+        nl_gate_leave(w);
+    nl_wait_uncount(w);
+    if (w->slept)
+        w->self->wc.to_parked++; /* the lock came while it slept */
+}
+
+/* One step of a wait loop: a pause; under the adaptive policy a yield once
+ * NL_OVER_PAUSES pauses are done while overloaded (the answer is looked at
+ * again every 64 steps otherwise); under yield/park a yield after `spins`. */
+static inline void nl_wait_step(nl_waiter_t *w)
+{
+    uint32_t n = w->n++;
+    w->slept = 0;
+    if (NL_LIKELY(n < w->look_at || (n && nl_wait_policy.kind == NL_WAIT_SPIN))) {
+        nl_cpu_relax();
+        return;
+    }
+    nl_wait_step_slow(w);
+}
+
+/* The waiter has spun its budget: a lock with its own parking protocol
+ * parks it now (the adaptive policy: NL_SPIN_NS, or NL_OVER_SPIN_NS while
+ * overloaded; park:S:Y: S + Y steps; spin and yield: never). */
+static inline bool nl_wait_due(const nl_waiter_t *w) { return w->due; }
+
+/* The process was overloaded at the waiter's last look (adaptive policy
+ * only): a lock with its own patience (how long it lets others steal, when
+ * it parks) keeps it short. */
+static inline bool nl_wait_short(const nl_waiter_t *w) { return w->over; }
+
+/* A fresh spin budget (the lock was told its turn is near). */
+static inline void nl_wait_renew(nl_waiter_t *w)
+{
+    w->n = 0;
+    w->look_at = 0;
+    w->since = 0;
+    w->due = 0;
+}
+
+/* Sleep while *word == val (a futex wait), counted as a park; the waiter
+ * spins afresh when it wakes. */
+NL_HIDDEN void nl_wait_park(nl_waiter_t *w, _Atomic uint32_t *word, uint32_t val);
+/* Did the waiter park during this wait? (It then wakes its successor early,
+ * which has probably parked too.) */
+static inline bool nl_wait_parked(const nl_waiter_t *w) { return w->parked; }
+
+/* A park done by the lock's own sleep (a deadline the caller gave). */
+static inline void nl_wait_note_park(nl_waiter_t *w)
+{
+    w->self->wc.parks++;
+    w->slept = 1;
+    w->parked = 1;
+}
+
+/* Outside any wait, for a lock that chooses between modes (SANL: whether
+ * a server may spin for its clients): is concurrency restricted now (the
+ * adaptive policy, and the process overloaded)? */
+static inline bool nl_wait_restricting(void)
 {
     return nl_wait_policy.kind == NL_WAIT_ADAPTIVE && nl_overloaded();
 }
 
-/* ---- short waits ------------------------------------------------------------ */
-typedef struct { uint32_t n; uint32_t yield_at; } nl_spinner_t;
-#define NL_SPINNER_INIT {0, 0}
-
-NL_HIDDEN void nl_spin_yield_slow(nl_spinner_t *s);
-
-/* One step of a wait loop: pause; under the adaptive policy yield instead
- * once NL_OVER_PAUSES pauses are done while the system is overloaded (the
- * answer is refreshed every 256 steps); under yield/park after `spins`. */
-static inline void nl_spin_once(nl_spinner_t *s)
-{
-    uint32_t n = s->n++;
-    if (NL_LIKELY(n < s->yield_at || (n && nl_wait_policy.kind == NL_WAIT_SPIN))) {
-        nl_cpu_relax();
-        return;
-    }
-    nl_spin_yield_slow(s);
-}
+/* Wake up to n threads parked on word (a futex wake), counted. */
+NL_HIDDEN void nl_wait_wake(void *word, int n);
 
 /* ---- backoff ------------------------------------------------------------------
  * For retries on a word that many threads test-and-set (ttas, hbo, the
  * cohort lock's global word, the qspinlock pending waiter): each step pauses
  * a random 1..limit times, doubles limit up to a maximum, then takes one
- * waiting step (nl_spin_once: one more pause, or a yield while the system
- * is overloaded). */
-typedef struct { uint32_t limit; nl_spinner_t sp; } nl_backoff_t;
-#define NL_BACKOFF_INIT(min) { (min), NL_SPINNER_INIT }
+ * waiting step. */
+typedef struct { uint32_t limit; nl_waiter_t *w; } nl_backoff_t;
+#define NL_BACKOFF_INIT(min, waiter) { (min), (waiter) }
 
 static inline void nl_backoff(nl_backoff_t *b, uint32_t max)
 {
@@ -134,22 +284,22 @@ static inline void nl_backoff(nl_backoff_t *b, uint32_t max)
         nl_cpu_relax();
     if (b->limit < max)
         b->limit <<= 1;
-    nl_spin_once(&b->sp);
+    b->w->n += n; /* the waiter's steps count pauses */
+    nl_wait_step(b->w);
 }
 
 /* ---- grant words ------------------------------------------------------------
- * A waiter owns a word initialised to NL_GRANT_WAITING. nl_await*() returns
- * once the word holds a grant value; nl_grant*() stores one and wakes the
- * waiter if it parked; nl_nudge*() turns PARKED back into WAITING and wakes
- * the waiter, which spins again. Grant values must not be 0 or
+ * A waiter owns a word initialised to NL_GRANT_WAITING. nl_wait_grant*()
+ * returns once the word holds a grant value; nl_grant*() stores one and
+ * wakes the waiter if it parked; nl_nudge*() turns PARKED back into WAITING
+ * and wakes the waiter, which spins again. Grant values must not be 0 or
  * NL_GRANT_PARKED, and for the 64-bit form the low 32 bits must not equal
  * NL_GRANT_PARKED (aligned pointers and small constants other than 3 are
  * fine). */
 #define NL_GRANT_WAITING 0u
 #define NL_GRANT_PARKED 3u
 
-NL_HIDDEN uint32_t nl_await32_slow(_Atomic uint32_t *w);
-NL_HIDDEN uint64_t nl_await64_slow(_Atomic uint64_t *w);
+NL_HIDDEN uint64_t nl_wait_grant_slow(nl_waiter_t *w, void *word, bool wide);
 NL_HIDDEN void nl_futex_wake(void *addr, int n);
 NL_HIDDEN int nl_futex_wait(void *addr, uint32_t expected);
 NL_HIDDEN int nl_futex_wait_ns(void *addr, uint32_t expected, uint64_t ns);
@@ -160,40 +310,42 @@ NL_HIDDEN int nl_futex_wait_until(_Atomic uint32_t *w, uint32_t val, const struc
 NL_HIDDEN void nl_futex_wake_shared(_Atomic uint32_t *w, int n);
 NL_HIDDEN void nl_wake_parked(void *addr);
 
-static inline uint32_t nl_await32(_Atomic uint32_t *w)
+/* The 32-bit futex word inside a 64-bit word: its low half, wherever the
+ * byte order puts it. */
+static inline void *nl_futex64(_Atomic uint64_t *w)
 {
-    uint32_t v = atomic_load_explicit(w, memory_order_acquire);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (uint32_t *)(void *)w + 1;
+#else
+    return w;
+#endif
+}
+
+static inline uint32_t nl_wait_grant32(nl_waiter_t *w, _Atomic uint32_t *word)
+{
+    uint32_t v = atomic_load_explicit(word, memory_order_acquire);
     if (NL_LIKELY(v != NL_GRANT_WAITING && v != NL_GRANT_PARKED))
         return v;
-    return nl_await32_slow(w);
+    return (uint32_t)nl_wait_grant_slow(w, word, false);
+}
+static inline uint64_t nl_wait_grant64(nl_waiter_t *w, _Atomic uint64_t *word)
+{
+    uint64_t v = atomic_load_explicit(word, memory_order_acquire);
+    if (NL_LIKELY(v != NL_GRANT_WAITING && v != NL_GRANT_PARKED))
+        return v;
+    return nl_wait_grant_slow(w, word, true);
 }
 static inline void nl_grant32(_Atomic uint32_t *w, uint32_t v)
 {
     if (NL_UNLIKELY(atomic_exchange_explicit(w, v, memory_order_acq_rel) == NL_GRANT_PARKED))
         nl_wake_parked(w);
 }
-static inline uint64_t nl_await64(_Atomic uint64_t *w)
-{
-    uint64_t v = atomic_load_explicit(w, memory_order_acquire);
-    if (NL_LIKELY(v != NL_GRANT_WAITING && v != NL_GRANT_PARKED))
-        return v;
-    return nl_await64_slow(w);
-}
 static inline void nl_grant64(_Atomic uint64_t *w, uint64_t v)
 {
     if (NL_UNLIKELY(atomic_exchange_explicit(w, v, memory_order_acq_rel) == NL_GRANT_PARKED))
-        nl_wake_parked(w); /* the low half is at w on little-endian */
+        nl_wake_parked(nl_futex64(w));
 }
 
-/* Early wake: did the calling thread park in its last grant-word wait? (It
- * then wakes its successor, which has probably parked too.) Reading it
- * clears it. */
-static inline bool nl_parked_last(nl_self_t *s)
-{
-    bool p = s->parked_last;
-    s->parked_last = false;
-    return p;
-}
 NL_HIDDEN void nl_nudge_slow(void *addr, bool wide);
 static inline void nl_nudge32(_Atomic uint32_t *w)
 {
@@ -206,34 +358,8 @@ static inline void nl_nudge64(_Atomic uint64_t *w)
         nl_nudge_slow(w, true);
 }
 
-/* ---- the gate (concurrency restriction) ------------------------------------ */
-NL_HIDDEN void nl_gate_slow(const void *lock);
-
-/* Called by a lock's slow path before it queues. `queued`: the lock says
- * somebody waits for it already (not only that it is held). While the
- * system is overloaded, an arrival at such a saturated lock waits passively
- * for a while (see the top of this file); true when it did (the caller's
- * view of the lock word is stale). An arrival at a lock that is only held
- * queues at once: it becomes the next holder, the queue stays at one
- * running waiter, and a short critical section does not cost it a sleep
- * (with a 100 us sleep per arrival a moderately contended lock ran at
- * 0.7-0.8x glibc's mutex under the preload, 4 threads on 2 CPUs). A lock
- * whose word cannot tell a waiter from the holder (an MCS tail) passes
- * true, and so does a lock that nobody may take ahead of a waiter (ticket):
- * there a waiter that loses its CPU stalls the lock. */
-static inline bool nl_gate(const void *lock, bool queued)
-{
-    if (!queued || !nl_adaptive_overloaded())
-        return false;
-    nl_gate_slow(lock);
-    return true;
-}
-
 /* Add what the calling thread's waiting counters moved by since `before` to
  * a lock's statistics (src/stats.c). */
 NL_HIDDEN void nl_stats_add_waiting(nl_stats_t *s, const nl_wait_counts_t *before);
-
-/* Count a slow-path acquisition (the generic handle's "contended"). */
-static inline void nl_count_slow(nl_self_t *s) { s->wc.slow++; }
 
 #endif

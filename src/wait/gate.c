@@ -1,0 +1,178 @@
+/*
+ * The gate: concurrency restriction while the process is overloaded (after
+ * Dice & Kogan, "Avoiding scalability collapse by restricting concurrency",
+ * Euro-Par 2019, and its NUMA form GCR-NUMA, "Generic concurrency
+ * restriction", PPoPP 2019 poster / arXiv 2019).
+ *
+ * A thread that finds a lock saturated while the process is overloaded
+ * does not queue on the lock: it waits passively here, so the lock passes
+ * among the few threads that are running instead of to a queued waiter
+ * that lost its CPU. Locks are hashed into NL_GATE_BUCKETS buckets; a
+ * bucket has one FIFO per node (node % NL_GATE_QUEUES) and prefers one of
+ * them at a time.
+ *
+ * Invariants:
+ *  - tickets: a passive waiter takes ticket t = next++ of its node's FIFO;
+ *    it is that FIFO's head when serving == t; only the head advances
+ *    serving (to t + 1), once, when it holds the lock (nl_wait_end); so a
+ *    FIFO has at most one head, its waiters enter in ticket order, and the
+ *    next head starts its turn once the last entrant holds the lock;
+ *  - a waiter behind a head sleeps on slot[t % NL_GATE_SLOTS] without a
+ *    timeout: the head that makes it the head bumps that slot and wakes it
+ *    (seq_cst on next, serving and the slot, so a waiter that missed the
+ *    new serving sees the slot change and does not sleep);
+ *  - only the head of the preferred FIFO enters the lock while the overload
+ *    lasts. It enters at the first look that finds the lock free (busy()
+ *    false), and once its turn (NL_GATE_TURN_NS) is over it looks every
+ *    NL_GATE_NAP_MIN_NS; after NL_GATE_FORCE turns it queues on the lock
+ *    however taken. The thread that kept the lock meanwhile finds it taken
+ *    at its next acquisition and waits at the gate, behind the others;
+ *  - the preference moves to another FIFO's head when the preferred FIFO is
+ *    empty or has been preferred for NL_GATE_STAY_NS, so every node's
+ *    waiters get in, and most hand-overs stay on one node;
+ *  - every head leaves at once when the overload is over.
+ * A lock that is released and not taken again waits at most one nap
+ * (NL_GATE_NAP_MAX_NS) for the preferred head: the release of a lock is a
+ * plain store in the fast paths, which does not look at the gate.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <limits.h>
+#include "wait.h"
+
+#define NL_GATE_BUCKETS 256u
+#define NL_GATE_QUEUES 4u   /* FIFOs per bucket, by node (node % NL_GATE_QUEUES) */
+#define NL_GATE_SLOTS 4u    /* futex words per FIFO (ticket % NL_GATE_SLOTS)     */
+/* The preferred FIFO's head naps between looks at the lock: short at first
+ * (a lock that is about to be free), longer while it stays taken, short
+ * again once its turn has come. */
+#define NL_GATE_NAP_MIN_NS 20000ull     /* 20 us  */
+#define NL_GATE_NAP_MAX_NS 160000ull    /* 160 us */
+/* The turn of the thread that keeps the lock while the preferred head
+ * waits: after it the head looks every NL_GATE_NAP_MIN_NS and enters at
+ * the first free look, and after NL_GATE_FORCE turns it queues on the lock
+ * however taken (a lock that is never seen free). */
+#define NL_GATE_TURN_NS 1000000ull      /* 1 ms */
+#define NL_GATE_FORCE 4u
+/* How long one node's FIFO is preferred while another node's waits: many
+ * turns, so that most hand-overs stay on a node (GCR-NUMA). */
+#define NL_GATE_STAY_NS 50000000ull     /* 50 ms */
+/* A head of a FIFO that is not preferred looks this often at whether the
+ * preference may move to it. */
+#define NL_GATE_IDLE_NAP_NS 2000000ull /* 2 ms */
+
+typedef struct {
+    _Atomic uint32_t next;                /* tickets handed out          */
+    _Atomic uint32_t serving;             /* the head's ticket           */
+    _Atomic uint32_t slot[NL_GATE_SLOTS]; /* futex words behind the head */
+} gate_fifo_t;
+
+typedef struct {
+    _Alignas(NL_CACHELINE) gate_fifo_t q[NL_GATE_QUEUES];
+    _Atomic uint32_t nap;    /* futex word the heads nap on; bumped when the preference moves */
+    _Atomic uint32_t pref;   /* the preferred FIFO */
+    _Atomic uint64_t since;  /* when it became preferred (ns) */
+} gate_bucket_t;
+
+static gate_bucket_t gate[NL_GATE_BUCKETS];
+
+static inline gate_bucket_t *bucket_of(const void *lock)
+{
+    uintptr_t a = (uintptr_t)lock;
+    return &gate[((a >> 6) ^ (a >> 14)) % NL_GATE_BUCKETS];
+}
+
+static inline bool fifo_empty(gate_fifo_t *f)
+{
+    return atomic_load_explicit(&f->next, memory_order_relaxed) ==
+           atomic_load_explicit(&f->serving, memory_order_relaxed);
+}
+
+bool nl_gate_crowded(const void *lock)
+{
+    gate_bucket_t *b = bucket_of(lock);
+    for (uint32_t i = 0; i < NL_GATE_QUEUES; i++)
+        if (!fifo_empty(&b->q[i]))
+            return true;
+    return false;
+}
+
+/* Move the preference from FIFO `from` to `to` (one mover wins); the heads
+ * napping on the bucket look again. */
+static void prefer(gate_bucket_t *b, uint32_t from, uint32_t to, uint64_t now)
+{
+    if (atomic_compare_exchange_strong_explicit(&b->pref, &from, to, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+        atomic_store_explicit(&b->since, now, memory_order_relaxed);
+        atomic_fetch_add_explicit(&b->nap, 1, memory_order_relaxed);
+        nl_futex_wake(&b->nap, INT_MAX);
+    }
+}
+
+void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
+{
+    gate_bucket_t *b = bucket_of(lock);
+    uint32_t me = (uint32_t)nl_self_node(w->self) % NL_GATE_QUEUES;
+    gate_fifo_t *f = &b->q[me];
+    nl_wait_counts_t *wc = &w->self->wc;
+    atomic_fetch_add_explicit(&nl_gate_waiters, 1, memory_order_relaxed);
+    uint32_t t = atomic_fetch_add_explicit(&f->next, 1, memory_order_seq_cst);
+    _Atomic uint32_t *slot = &f->slot[t % NL_GATE_SLOTS];
+    for (;;) {
+        uint32_t seq = atomic_load_explicit(slot, memory_order_seq_cst);
+        if (atomic_load_explicit(&f->serving, memory_order_seq_cst) == t)
+            break;
+        wc->gate_parks++;
+        nl_futex_wait(slot, seq);
+    }
+    /* the head of our FIFO. Preferred: wait for a free lock, the end of the
+     * overload or our turn. Not preferred: wait for the preference, which
+     * moves to us when the preferred FIFO is empty or has had it for
+     * NL_GATE_STAY_NS. */
+    uint64_t start = nl_now_ns(), nap = NL_GATE_NAP_MIN_NS;
+    for (;;) {
+        if (!nl_overloaded())
+            break;
+        uint32_t k = atomic_load_explicit(&b->nap, memory_order_relaxed);
+        uint32_t p = atomic_load_explicit(&b->pref, memory_order_relaxed);
+        uint64_t now = nl_now_ns();
+        if (p != me) {
+            if (fifo_empty(&b->q[p % NL_GATE_QUEUES]) ||
+                now - atomic_load_explicit(&b->since, memory_order_relaxed) >= NL_GATE_STAY_NS) {
+                prefer(b, p, me, now);
+                start = now;
+                nap = NL_GATE_NAP_MIN_NS;
+                continue;
+            }
+            wc->gate_parks++;
+            nl_futex_wait_ns(&b->nap, k, NL_GATE_IDLE_NAP_NS);
+            continue;
+        }
+        if ((busy && !busy(lock)) || now - start >= NL_GATE_FORCE * NL_GATE_TURN_NS)
+            break;
+        wc->gate_parks++;
+        nl_futex_wait_ns(&b->nap, k, nap);
+        /* past our turn, look often: the holder's next release lets us in */
+        nap = now - start >= NL_GATE_TURN_NS ? NL_GATE_NAP_MIN_NS
+            : nap * 2 > NL_GATE_NAP_MAX_NS ? NL_GATE_NAP_MAX_NS : nap * 2;
+    }
+    /* we enter: no longer passive, but the head until we hold the lock */
+    atomic_fetch_sub_explicit(&nl_gate_waiters, 1, memory_order_relaxed);
+    w->gate = f;
+    w->ticket = t;
+}
+
+void nl_gate_leave(nl_waiter_t *w)
+{
+    gate_fifo_t *f = w->gate;
+    uint32_t t = w->ticket;
+    w->gate = NULL;
+    /* hand the head role to the next ticket, if it is out */
+    atomic_store_explicit(&f->serving, t + 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&f->next, memory_order_seq_cst) != t + 1) {
+        _Atomic uint32_t *ns = &f->slot[(t + 1) % NL_GATE_SLOTS];
+        atomic_fetch_add_explicit(ns, 1, memory_order_seq_cst);
+        nl_futex_wake(ns, INT_MAX);
+    }
+}
