@@ -5,7 +5,7 @@
  * the acquisition path. No test asserts on time:
  * a broken wake-up hangs, and the watchdog (alarm) fails the test.
  *
- *   test_wait [nudge|gate|fifo|budget|level|stats|all]   exit 0 = pass
+ *   test_wait [nudge|gate|fifo|fork|budget|level|stats|all]   exit 0 = pass
  *   test_wait --broken-nudge                must fail: a nudge that turns the
  *                                           word back to WAITING without a
  *                                           futex wake leaves the waiter asleep
@@ -15,6 +15,7 @@
 #endif
 #include <errno.h>
 #include <sched.h>
+#include <sys/wait.h>
 #include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
@@ -191,6 +192,35 @@ static void test_fifo(void)
               atomic_load(&fifo_order[i]), i);
     CHECK(atomic_load(&nl_gate_waiters) == 0, "%u passive waiters left behind",
           atomic_load(&nl_gate_waiters));
+}
+
+/* ---- fork: a child does not inherit the parent's passive waiters ----------- */
+static void test_fork(void)
+{
+    char err[128];
+    CHECK(nl_wait_set_policy("adaptive", err, sizeof err) == 0, "adaptive: %s", err);
+    force_load(1000);
+    atomic_store(&entered, 0);
+    nl_mcs_acquire(&mcs);
+    pthread_t t;
+    pthread_create(&t, NULL, gate_acquirer, NULL);
+    while (atomic_load(&nl_gate_waiters) == 0)
+        sleep_ms(1);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* the passive waiter is not here: its ticket must not hold back
+         * this process's arrivals at the lock's bucket */
+        int bad = nl_gate_crowded(&mcs) || atomic_load(&nl_gate_waiters) != 0;
+        nl_mcs_release(&mcs);
+        _exit(bad ? 1 : 0);
+    }
+    int st = -1;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "the child saw the parent's passive waiter at the gate (status %d)", st);
+    nl_mcs_release(&mcs);
+    pthread_join(t, NULL);
+    CHECK(atomic_load(&entered), "the passive waiter never got in");
+    force_load(0);
 }
 
 /* ---- budget: the CPUs a cgroup gives, read from files ---------------------- */
@@ -409,6 +439,8 @@ int main(int argc, char **argv)
             test_gate();
         if (all || !strcmp(what, "fifo"))
             test_fifo();
+        if (all || !strcmp(what, "fork"))
+            test_fork();
         if (all || !strcmp(what, "budget"))
             test_budget();
         if (all || !strcmp(what, "level"))

@@ -84,7 +84,11 @@ static inline __attribute__((always_inline)) void co_acquire(void *lock, void *g
     co_qnode_t *q = nl_qnode_get(lock);
     co_local_t *L = co_local_of(local, nnodes, q);
     nl_waiter_t w;
-    if (G->busy(g) || atomic_load_explicit(&L->tail, memory_order_relaxed))
+    /* taken, or others wait passively for it and we are not the thread the
+     * gate let in (its release and acquisition take several steps, so it is
+     * often free between two sections of the running thread: a thread that
+     * lost it at the gate must not take it back then) */
+    if (G->busy(g) || atomic_load_explicit(&L->tail, memory_order_relaxed) || nl_gate_behind(lock, nl_self()))
         nl_wait_begin(&w, lock, lock_busy, true); /* as MCS: the tails do not tell */
     else
         nl_waiter_init(&w);

@@ -48,16 +48,17 @@ _Static_assert(sizeof(nl_cst_mutex_t) <= 40, "CST mutex fits in a pthread_mutex_
 
 #define CST_DEFAULT_PASSES 4096u
 /* a spinning waiter whose heartbeat is older than this is taken for preempted
- * (TSC ticks, a few microseconds; a running spinner beats every ~1 us) */
-#define CST_STALE_TICKS 12000u
-/* ... unless it has been queued this long (5M ticks: about 2 ms): then it
- * gets the lock even if preempted or parked, and parked waiters that have
- * waited this long are woken before the lock passes to a spinner. Without
- * this bound a waiter that kept being preempted was skipped, re-queued and
- * skipped again for whole runs (kvmap 16 threads virtual:2: 14,345 skips, 15
- * passes in 2 s), and a parked one could stay parked while spinners came
- * (fairness factor 0.89-1.00 at 16-64 threads) */
-#define CST_STARVE_TICKS 5000000ull
+ * (a running spinner beats every few pauses, well under a microsecond) */
+#define CST_STALE_NS 5000ull
+/* ... unless it has been queued this long: then it gets the lock even if
+ * preempted or parked, and parked waiters that have waited this long are
+ * woken before the lock passes to a spinner. Without this bound a waiter
+ * that kept being preempted was skipped, re-queued and skipped again for
+ * whole runs, and a parked one could stay parked while spinners came
+ * (docs/ALGORITHMS.md, cst-mutex, starvation bound) */
+#define CST_STARVE_NS 2000000ull
+#define CST_STALE_TICKS nl_ns_to_ticks(CST_STALE_NS)
+#define CST_STARVE_TICKS nl_ns_to_ticks(CST_STARVE_NS)
 
 uint32_t nl_cst_wake_batch(void)
 {
@@ -284,7 +285,10 @@ static inline void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_siz
     atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
     cst_qnode_t *pred = NULL;
     void *g = atomic_load_explicit(&m->gtail, memory_order_relaxed);
-    if (NL_LIKELY((!g || g == (void *)&s->gq) &&
+    /* free, and nobody waits passively for it unless we are the thread the
+     * gate let in (a thread that lost the lock at the gate must not take it
+     * back between two sections of the running one) */
+    if (NL_LIKELY((!g || g == (void *)&s->gq) && !nl_gate_behind(m, nl_self()) &&
                   atomic_compare_exchange_strong_explicit(&s->tail, &pred, me, memory_order_seq_cst,
                                                           memory_order_relaxed))) {
         /* the local lock was free; the global one may be another node's */
@@ -398,7 +402,7 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
         global_release(m, s);
         s->global_held = 0;
     }
-    /* long-term fairness: parked waiters that have waited CST_STARVE_TICKS
+    /* long-term fairness: parked waiters that have waited CST_STARVE_NS
      * are woken (they re-queue, and are passed the lock at once if they
      * park again before their turn) before the lock goes to a spinner */
     if (s->parked && !atomic_load_explicit(&s->inflight, memory_order_relaxed) &&

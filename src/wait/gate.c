@@ -1,8 +1,7 @@
 /*
  * The gate: concurrency restriction while the process is overloaded (after
  * Dice & Kogan, "Avoiding scalability collapse by restricting concurrency",
- * Euro-Par 2019, and its NUMA form GCR-NUMA, "Generic concurrency
- * restriction", PPoPP 2019 poster / arXiv 2019).
+ * Euro-Par 2019: GCR, and its NUMA form GCR-NUMA).
  *
  * A thread that finds a lock saturated while the process is overloaded
  * does not queue on the lock: it waits passively here, so the lock passes
@@ -73,6 +72,7 @@ typedef struct {
     _Atomic uint32_t nap;    /* futex word the heads nap on; bumped when the preference moves */
     _Atomic uint32_t pref;   /* the preferred FIFO */
     _Atomic uint64_t since;  /* when it became preferred (ns) */
+    _Atomic int32_t entrant; /* thread id of the last thread that entered from here */
 } gate_bucket_t;
 
 static gate_bucket_t gate[NL_GATE_BUCKETS];
@@ -96,6 +96,12 @@ bool nl_gate_crowded(const void *lock)
         if (!fifo_empty(&b->q[i]))
             return true;
     return false;
+}
+
+bool nl_gate_behind(const void *lock, const nl_self_t *s)
+{
+    gate_bucket_t *b = bucket_of(lock);
+    return atomic_load_explicit(&b->entrant, memory_order_relaxed) != s->id && nl_gate_crowded(lock);
 }
 
 /* Move the preference from FIFO `from` to `to` (one mover wins); the heads
@@ -159,6 +165,7 @@ void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
     }
     /* we enter: no longer passive, but the head until we hold the lock */
     atomic_fetch_sub_explicit(&nl_gate_waiters, 1, memory_order_relaxed);
+    atomic_store_explicit(&b->entrant, w->self->id, memory_order_relaxed);
     w->gate = f;
     w->ticket = t;
 }
@@ -175,4 +182,16 @@ void nl_gate_leave(nl_waiter_t *w)
         atomic_fetch_add_explicit(ns, 1, memory_order_seq_cst);
         nl_futex_wake(ns, INT_MAX);
     }
+}
+
+/* In a child of fork() only the forking thread exists, and it waits at no
+ * gate: the tickets of the parent's passive waiters would never be served. */
+void nl_gate_forget(void)
+{
+    for (uint32_t b = 0; b < NL_GATE_BUCKETS; b++)
+        for (uint32_t q = 0; q < NL_GATE_QUEUES; q++)
+            atomic_store_explicit(&gate[b].q[q].serving,
+                                  atomic_load_explicit(&gate[b].q[q].next, memory_order_relaxed),
+                                  memory_order_relaxed);
+    atomic_store_explicit(&nl_gate_waiters, 0, memory_order_relaxed);
 }

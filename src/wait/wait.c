@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,10 +77,19 @@ bad:
 
 const char *nl_wait_policy_name(void) { return policy_name; }
 
+/* A child of fork() starts with the forking thread alone: no waiter spins
+ * and none waits at the gate there. */
+static void wait_atfork_child(void)
+{
+    nl_gate_forget();
+    atomic_store_explicit(&nl_spinning, 0, memory_order_relaxed);
+}
+
 /* NUMALOCK_WAIT is read once, before main (a bad value keeps the default;
  * the command and the preload check it themselves and say so). */
 __attribute__((constructor)) void nl_wait_policy_init(void)
 {
+    pthread_atfork(NULL, NULL, wait_atfork_child);
     const char *env = getenv("NUMALOCK_WAIT");
     if (env && *env)
         (void)nl_wait_set_policy(env, NULL, 0);

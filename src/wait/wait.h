@@ -152,8 +152,14 @@ typedef bool (*nl_busy_fn)(const void *lock);
 
 NL_HIDDEN void nl_wait_step_slow(nl_waiter_t *w);
 NL_HIDDEN bool nl_gate_crowded(const void *lock);
+/* For a lock whose acquisition takes several steps (so it is often free
+ * between two sections of its running thread): others wait passively for
+ * it and the caller is not the one the gate let in last. Such an arrival
+ * begins a wait even though the lock looks free. */
+NL_HIDDEN bool nl_gate_behind(const void *lock, const nl_self_t *s);
 NL_HIDDEN void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy);
 NL_HIDDEN void nl_gate_leave(nl_waiter_t *w);
+NL_HIDDEN void nl_gate_forget(void);
 
 /* A waiter for a short wait inside a lock's protocol (a successor linking
  * itself, a head waiting for the lock word): steps only, nothing counted. */
