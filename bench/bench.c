@@ -224,8 +224,8 @@ int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r
         r->stats.gate_waits = s1.gate_waits - s0.gate_waits;
         r->stats.wakes = s1.wakes - s0.wakes;
         r->stats.handovers_to_parked = s1.handovers_to_parked - s0.handovers_to_parked;
-        r->stats.shuffles = s1.shuffles - s0.shuffles;
-        r->stats.moved_waiters = s1.moved_waiters - s0.moved_waiters;
+        for (int i = 0; i < NL_STATS_EXTRA; i++)
+            r->stats.extra[i] = s1.extra[i] - s0.extra[i];
     }
     for (int i = 0; i < created; i++)
         pthread_join(th[i], NULL);
@@ -353,14 +353,18 @@ static void write_record(FILE *f, const bench_record_t *r)
                    "\"handovers_to_parked\": %llu",
                 (unsigned long long)r->stats.parks, (unsigned long long)r->stats.gate_waits,
                 (unsigned long long)r->stats.wakes, (unsigned long long)r->stats.handovers_to_parked);
-        /* ShflLock's shuffles (0 for the other locks) */
-        fprintf(f, ", \"shuffles\": %llu, \"moved_waiters\": %llu", (unsigned long long)r->stats.shuffles,
-                (unsigned long long)r->stats.moved_waiters);
+        /* the lock's own events, under the names its ops table gives */
+        const nl_lock_ops_t *lops = nl_lock_find(r->lock);
+        for (int i = 0; lops && i < NL_STATS_EXTRA; i++)
+            if (lops->extra_names[i]) {
+                fprintf(f, ", ");
+                json_str(f, lops->extra_names[i]);
+                fprintf(f, ": %llu", (unsigned long long)r->stats.extra[i]);
+            }
     } else {
         fprintf(f, ", \"acquisitions\": null, \"contended\": null, \"handovers\": null, "
                    "\"remote_handovers\": null, \"remote_share\": null, \"parks\": null, "
-                   "\"gate_waits\": null, \"wakes\": null, \"handovers_to_parked\": null, "
-                   "\"shuffles\": null, \"moved_waiters\": null");
+                   "\"gate_waits\": null, \"wakes\": null, \"handovers_to_parked\": null");
     }
     if (!isnan(r->ratio)) {
         fprintf(f, ", \"ratio_to_baseline\": ");

@@ -3,7 +3,6 @@
  * acquisitions are counted with an atomic add. */
 #include <errno.h>
 #include "internal.h"
-#include "locks/shfl_impl.h"
 
 void nl_stats_init(nl_stats_t *s)
 {
@@ -12,8 +11,8 @@ void nl_stats_init(nl_stats_t *s)
     atomic_init(&s->handovers, 0);
     atomic_init(&s->remote_handovers, 0);
     atomic_init(&s->read_acquisitions, 0);
-    atomic_init(&s->shuffles, 0);
-    atomic_init(&s->moved_waiters, 0);
+    for (int i = 0; i < NL_STATS_EXTRA; i++)
+        atomic_init(&s->extra[i], 0);
     atomic_init(&s->parks, 0);
     atomic_init(&s->gate_waits, 0);
     atomic_init(&s->wakes, 0);
@@ -42,15 +41,6 @@ void nl_stats_on_acquire(nl_stats_t *s, bool contended)
     }
     atomic_store_explicit(&s->last_thread, me, memory_order_relaxed);
     atomic_store_explicit(&s->last_node, node, memory_order_relaxed);
-    /* ShflLock's waiters count their shuffles per thread (the lock has no
-     * room for them): they belong to the lock this thread just acquired */
-    if (NL_UNLIKELY(nl_shfl_tls_shuffles)) {
-        atomic_store_explicit(&s->shuffles, atomic_load_explicit(&s->shuffles, memory_order_relaxed) +
-                                                nl_shfl_tls_shuffles, memory_order_relaxed);
-        atomic_store_explicit(&s->moved_waiters, atomic_load_explicit(&s->moved_waiters, memory_order_relaxed) +
-                                                     nl_shfl_tls_moved, memory_order_relaxed);
-        nl_shfl_tls_shuffles = nl_shfl_tls_moved = 0;
-    }
 }
 
 /* What the calling thread's waiting counters moved by during one lock call
@@ -66,6 +56,8 @@ void nl_stats_add_waiting(nl_stats_t *s, const nl_wait_counts_t *before)
     ADD(gate_waits, gate_parks);
     ADD(wakes, wakes);
     ADD(handovers_to_parked, to_parked);
+    for (int i = 0; i < NL_STATS_EXTRA; i++)
+        ADD(extra[i], extra[i]);
 #undef ADD
 }
 
@@ -81,8 +73,8 @@ void nl_stats_read(const nl_stats_t *s, nl_stats_snapshot_t *out)
     out->handovers = atomic_load_explicit(&s->handovers, memory_order_relaxed);
     out->remote_handovers = atomic_load_explicit(&s->remote_handovers, memory_order_relaxed);
     out->read_acquisitions = atomic_load_explicit(&s->read_acquisitions, memory_order_relaxed);
-    out->shuffles = atomic_load_explicit(&s->shuffles, memory_order_relaxed);
-    out->moved_waiters = atomic_load_explicit(&s->moved_waiters, memory_order_relaxed);
+    for (int i = 0; i < NL_STATS_EXTRA; i++)
+        out->extra[i] = atomic_load_explicit(&s->extra[i], memory_order_relaxed);
     out->parks = atomic_load_explicit(&s->parks, memory_order_relaxed);
     out->gate_waits = atomic_load_explicit(&s->gate_waits, memory_order_relaxed);
     out->wakes = atomic_load_explicit(&s->wakes, memory_order_relaxed);

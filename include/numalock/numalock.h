@@ -75,6 +75,9 @@ typedef struct nl_attr {
     uint32_t reserved[6];
 } nl_attr_t;
 
+/* Slots for a lock's own events in the statistics (nl_lock_ops_t.extra_names). */
+#define NL_STATS_EXTRA 2
+
 typedef struct nl_lock_ops {
     const char *name;
     const char *description;
@@ -104,6 +107,9 @@ typedef struct nl_lock_ops {
      * destroying a held mutex; a stray unlock of a free one is skipped when
      * the lock lacks NL_PROP_FREE_RELEASE). NULL: cannot tell. */
     int (*held)(const void *lock);
+    /* names of the lock's own events, counted in the statistics' `extra`
+     * slots (NULL: slot unused), e.g. ShflLock's shuffles */
+    const char *extra_names[NL_STATS_EXTRA];
 } nl_lock_ops_t;
 
 /* ---- registry ------------------------------------------------------------ */
@@ -121,8 +127,7 @@ typedef struct nl_stats_snapshot {
     uint64_t handovers;         /* acquisitions by another thread than the last holder */
     uint64_t remote_handovers;  /* ... whose node differs from the last holder's node */
     uint64_t read_acquisitions;
-    uint64_t shuffles;          /* ShflLock: shuffle passes that moved a waiter */
-    uint64_t moved_waiters;     /* ShflLock: waiters those passes moved forward */
+    uint64_t extra[NL_STATS_EXTRA]; /* the lock's own events (ops->extra_names) */
     uint64_t parks;             /* waiters that slept on a futex in the queue   */
     uint64_t gate_waits;        /* passive waits at the gate (over-subscribed)  */
     uint64_t wakes;             /* futex wakes issued (hand-overs, early wakes) */
@@ -132,7 +137,7 @@ typedef struct nl_stats_snapshot {
 /* Raw statistics block, usable by code that keeps locks in its own storage. */
 typedef struct nl_stats {
     NL_ATOMIC(uint64_t) acquisitions, contended, handovers, remote_handovers, read_acquisitions;
-    NL_ATOMIC(uint64_t) shuffles, moved_waiters; /* counted by waiters, added by the next holder */
+    NL_ATOMIC(uint64_t) extra[NL_STATS_EXTRA]; /* the lock's own events, counted by waiters */
     NL_ATOMIC(uint64_t) parks, gate_waits, wakes, handovers_to_parked; /* waiting (src/wait) */
     NL_ATOMIC(int64_t) last_thread;
     NL_ATOMIC(int32_t) last_node;

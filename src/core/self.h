@@ -65,6 +65,7 @@ typedef struct nl_wait_counts {
     uint64_t wakes;       /* futex wakes issued (hand-overs and early wakes)  */
     uint64_t to_parked;   /* grants received while parked (counted by the waiter) */
     uint64_t preempted;   /* waits in which the waiter saw itself lose its CPU */
+    uint64_t extra[NL_STATS_EXTRA]; /* the lock's own events (nl_lock_ops_t.extra_names) */
 } nl_wait_counts_t;
 
 typedef struct nl_self {

@@ -130,12 +130,7 @@ void nl_cna_lock_slow(nl_cna_t *l, nl_cna_node_t *me)
     if (tail) {
         me->numa = nl_self_node(w.self);
         atomic_store_explicit(&tail->next, me, memory_order_release);
-        nl_wait_grant64(&w, &me->spin);
-        if (nl_wait_parked(&w)) {
-            nl_cna_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
-            if (next)
-                nl_nudge64(&next->spin);
-        }
+        NL_QUEUE_AWAIT(&w, me, spin);
     }
     nl_wait_end(&w);
 }
@@ -145,14 +140,7 @@ void nl_cna_lock_slow(nl_cna_t *l, nl_cna_node_t *me)
  * before it queues). numa and since are left alone: unlock ignores them while
  * spin is 0 (figure 3's socket = -1, without the store). */
 
-static inline int cna_trylock(nl_cna_t *l, nl_cna_node_t *me)
-{
-    nl_cna_node_t *expect = NULL;
-    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
-    atomic_store_explicit(&me->spin, NL_GRANT_WAITING, memory_order_relaxed);
-    return atomic_compare_exchange_strong_explicit(&l->tail, &expect, me, memory_order_acq_rel,
-                                                   memory_order_relaxed) ? 0 : EBUSY;
-}
+static inline int cna_trylock(nl_cna_t *l, nl_cna_node_t *me) { return NL_QUEUE_TRY(&l->tail, me, spin); }
 
 /* ---- figure 4: unlock ---------------------------------------------------- */
 /* The fast path is inline (nl_cna_unlock): both queues empty, CAS the tail
@@ -176,8 +164,7 @@ static void cna_unlock_slow(nl_cna_t *l, nl_cna_node_t *me, bool reduce)
         /* a waiter swapped the tail: wait until it links itself */
         nl_waiter_t w;
         nl_waiter_init(&w);
-        while (!(next = atomic_load_explicit(&me->next, memory_order_acquire)))
-            nl_wait_step(&w);
+        next = NL_QUEUE_NEXT(&w, me);
     }
     cna_pass(me, next, reduce);
 }

@@ -22,7 +22,7 @@
 #define NL_CNA_IMPL_H
 
 #include "numalock/cna.h"
-#include "../internal.h"
+#include "queue.h"
 
 enum { NL_CNA_MODE_UNSET = 0, NL_CNA_MODE_TIME = 1, NL_CNA_MODE_RANDOM = 2 };
 NL_HIDDEN extern _Atomic int nl_cna_mode;

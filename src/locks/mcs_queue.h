@@ -14,7 +14,7 @@
 #define NL_MCS_QUEUE_H
 
 #include "numalock/spinlocks.h"
-#include "../internal.h"
+#include "queue.h"
 
 typedef _Atomic(nl_mcs_node_t *) nl_mcsq_tail_t;
 
@@ -32,13 +32,7 @@ static inline uint32_t nl_mcsq_join(nl_mcsq_tail_t *tail, nl_mcs_node_t *me, nl_
     if (!pred)
         return 0;
     atomic_store_explicit(&pred->next, me, memory_order_release);
-    uint32_t g = nl_wait_grant32(w, &me->granted);
-    if (nl_wait_parked(w)) {
-        nl_mcs_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
-        if (next)
-            nl_nudge32(&next->granted);
-    }
-    return g;
+    return NL_QUEUE_AWAIT(w, me, granted);
 }
 
 /* The holder's successor; NULL after emptying the queue when it has none.
@@ -55,9 +49,7 @@ static inline nl_mcs_node_t *nl_mcsq_next_or_empty(nl_mcsq_tail_t *tail, nl_mcs_
         return NULL;
     nl_waiter_t w;
     nl_waiter_init(&w);
-    while (!(next = atomic_load_explicit(&me->next, memory_order_acquire)))
-        nl_wait_step(&w);
-    return next;
+    return NL_QUEUE_NEXT(&w, me);
 }
 
 /* Leave: pass `grant` to the successor, or empty the queue. */
@@ -77,11 +69,7 @@ static inline bool nl_mcsq_busy(const void *tail)
 /* Try to take an empty queue (one CAS); 0 or EBUSY. */
 static inline int nl_mcsq_try(nl_mcsq_tail_t *tail, nl_mcs_node_t *me)
 {
-    nl_mcs_node_t *expect = NULL;
-    atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
-    atomic_store_explicit(&me->granted, NL_GRANT_WAITING, memory_order_relaxed);
-    return atomic_compare_exchange_strong_explicit(tail, &expect, me, memory_order_acq_rel,
-                                                   memory_order_relaxed) ? 0 : EBUSY;
+    return NL_QUEUE_TRY(tail, me, granted);
 }
 
 #endif

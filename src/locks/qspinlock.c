@@ -13,17 +13,15 @@
  *                  handed on) by the head when it takes the locked byte
  *    bits 16-17  tail index: nesting level of the tail waiter's node
  *    bits 18-31  tail slot + 1: the tail waiter's thread slot (nl_thread_id)
- * Zero is unlocked. The tail names a node in a per-thread-slot block of
- * QS_NODES nodes; the blocks hang off a global table, allocated the first
- * time a slot queues and kept for the process's life (recycled slots reuse
- * them), so a lock is 4 bytes whatever the thread count, and any thread can
- * find a node from a tail value.
+ * Zero is unlocked. The tail names a node of the table of tail_nodes.h
+ * (shared with shfl): a lock is 4 bytes whatever the thread count, and any
+ * thread finds a node from a tail value.
  *
  * Paths (Linux queued_spin_lock_slowpath):
  *   fast:    CAS 0 -> locked.
  *   pending: no tail and no pending: set pending, wait for the locked byte to
  *            clear, then clear pending and set locked in one CAS.
- *   gate:    while the system is overloaded, a passive wait first
+ *   gate:    while the process is overloaded, a passive wait first
  *            (src/wait/wait.h), then the paths below.
  *   queue:   take a node, swap our tail in, link behind the old tail, wait on
  *            our node's grant word (src/wait: spin while we have a CPU, park
@@ -49,71 +47,22 @@
  * the pending waiter and the queue head take the lock with a CAS that fails
  * if the locked byte is set (Linux sets the byte with a plain store). Threads
  * without a slot (more than NL_MAX_THREADS alive) or nested deeper than
- * QS_NODES queue waits spin on the lock word with trylock, as Linux does past
+ * NL_TAIL_NODES queue waits spin on the lock word with trylock, as Linux does past
  * 4 nesting levels.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cna_impl.h"
+#include "tail_nodes.h"
 
 #define QS_LOCKED 1u
 #define QS_LOCKED_MASK 0xffu
 #define QS_PENDING (1u << 8)
 #define QS_NOSTEAL (1u << 9)
-#define QS_TAIL_IDX_SHIFT 16
-#define QS_TAIL_SLOT_SHIFT 18
-#define QS_TAIL_MASK 0xffff0000u
-#define QS_NODES 4
+#define QS_TAIL_MASK NL_TAIL_MASK
 #define QS_PENDING_MIN_PAUSE 4
 #define QS_PENDING_MAX_PAUSE 256
 static uint32_t qs_pending_patience = 64;
-
-_Static_assert(NL_MAX_THREADS + 1 <= (1 << (32 - QS_TAIL_SLOT_SHIFT)), "thread slot fits the tail");
-
-typedef struct qs_node {
-    nl_cna_node_t c;   /* MCS uses next + spin; CNA all of it */
-    uint32_t code;     /* our tail value */
-} __attribute__((aligned(64))) qs_node_t;
-
-typedef struct qs_block {
-    qs_node_t node[QS_NODES];
-    uint32_t count;    /* queue waits in progress (owner thread only) */
-} qs_block_t;
-
-static _Atomic(qs_block_t *) qs_blocks[NL_MAX_THREADS];
-
-/* queue nodes a thread may use at once (tests lower it to 0 to drive every
- * contended acquisition through the spin-on-the-word fallback) */
-NL_HIDDEN _Atomic uint32_t nl_qs_max_nodes = QS_NODES;
-
-static inline uint32_t qs_encode(int slot, uint32_t idx)
-{
-    return ((uint32_t)(slot + 1) << QS_TAIL_SLOT_SHIFT) | (idx << QS_TAIL_IDX_SHIFT);
-}
-
-static inline qs_node_t *qs_decode(uint32_t tail)
-{
-    uint32_t slot = (tail >> QS_TAIL_SLOT_SHIFT) - 1;
-    uint32_t idx = (tail >> QS_TAIL_IDX_SHIFT) & 3u;
-    qs_block_t *b = atomic_load_explicit(&qs_blocks[slot], memory_order_acquire);
-    return &b->node[idx];
-}
-
-static qs_block_t *qs_block(int slot)
-{
-    qs_block_t *b = atomic_load_explicit(&qs_blocks[slot], memory_order_acquire);
-    if (NL_LIKELY(b))
-        return b;
-    /* only the thread holding `slot` gets here: no race on the slot */
-    if (posix_memalign((void **)&b, NL_CACHELINE, sizeof *b) || !b)
-        return NULL;
-    memset(b, 0, sizeof *b);
-    for (uint32_t i = 0; i < QS_NODES; i++)
-        b->node[i].code = qs_encode(slot, i);
-    atomic_store_explicit(&qs_blocks[slot], b, memory_order_release);
-    return b;
-}
 
 /* ---- trylock and unlock ------------------------------------------------- */
 /* A newcomer may take the lock when the locked byte is clear and no waiter is
@@ -234,16 +183,14 @@ static inline __attribute__((always_inline)) void qs_queue(nl_qspinlock_t *l, nl
 {
     nl_self_t *s = w->self;
     uint32_t val;
-    qs_block_t *b = s->id >= 0 ? qs_block(s->id) : NULL;
-    if (NL_UNLIKELY(!b || b->count >= atomic_load_explicit(&nl_qs_max_nodes, memory_order_relaxed))) {
+    nl_tail_node_t *node = nl_tail_get(s);
+    if (NL_UNLIKELY(!node)) {
         /* no slot or nested too deep: spin on the lock word (Linux does
          * the same past its 4 nesting levels) */
         while (qs_trylock(l))
             nl_wait_step(w);
         return;
     }
-    uint32_t idx = b->count++;
-    qs_node_t *node = &b->node[idx];
     uint32_t tail = node->code;
     nl_cna_node_t *me = &node->c;
     atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
@@ -251,33 +198,14 @@ static inline __attribute__((always_inline)) void qs_queue(nl_qspinlock_t *l, nl
     me->numa = -1;
     me->since = 0;
 
-    /* publish our tail, keeping the locked byte and the bits: one exchange
-     * of the tail half-word, as Linux's xchg_tail (a CAS loop on the whole
-     * word can fail for as long as others keep changing it;
-     * verify/qspinlock.pml, XCHG_TAIL) */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    uint32_t old = (uint32_t)__atomic_exchange_n((uint16_t *)&l->val + 1,
-                                                 (uint16_t)(tail >> 16), __ATOMIC_ACQ_REL)
-                   << 16;
-#else
-    uint32_t old = atomic_load_explicit(&l->val, memory_order_relaxed);
-    while (!atomic_compare_exchange_weak_explicit(&l->val, &old, (old & ~QS_TAIL_MASK) | tail,
-                                                  memory_order_acq_rel, memory_order_relaxed))
-        ;
-#endif
+    /* publish our tail, keeping the locked byte and the bits */
+    uint32_t old = nl_tail_xchg(&l->val, tail);
     if (old & QS_TAIL_MASK) {
-        qs_node_t *prev = qs_decode(old & QS_TAIL_MASK);
+        nl_tail_node_t *prev = nl_tail_decode(old);
         if (cna)
             me->numa = nl_self_node(s);
         atomic_store_explicit(&prev->c.next, me, memory_order_release);
-        nl_wait_grant64(w, &me->spin);
-        /* we parked: our successor probably did too; wake it now, so that
-         * it is running when it becomes the head */
-        if (nl_wait_parked(w)) {
-            nl_cna_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
-            if (next)
-                nl_nudge64(&next->spin);
-        }
+        NL_QUEUE_AWAIT(w, me, spin);
     }
 
     /* head of the queue: wait for the owner and the pending waiter to go */
@@ -297,7 +225,7 @@ static inline __attribute__((always_inline)) void qs_queue(nl_qspinlock_t *l, nl
         /* take the locked byte; no-steal stays set iff a new head will wait */
         if ((val & QS_TAIL_MASK) == tail) /* we are the last: clear the tail, or
                                            * hand the queue over to the secondary */
-            want = QS_LOCKED | (sec ? ((qs_node_t *)sec->sec_tail)->code | QS_NOSTEAL : 0);
+            want = QS_LOCKED | (sec ? ((nl_tail_node_t *)sec->sec_tail)->code | QS_NOSTEAL : 0);
         else
             want = val | QS_LOCKED | QS_NOSTEAL;
         if (atomic_compare_exchange_strong_explicit(&l->val, &val, want, memory_order_acq_rel,
@@ -316,18 +244,16 @@ static inline __attribute__((always_inline)) void qs_queue(nl_qspinlock_t *l, nl
             sec->since = 0;
             nl_grant64(&sec->spin, NL_CNA_GRANTED);
         }
-        b->count--;
+        nl_tail_put(s);
         return;
     }
     /* somebody queued behind us: make it (or, CNA, the chosen one) the head */
-    nl_cna_node_t *next;
-    while (!(next = atomic_load_explicit(&me->next, memory_order_acquire)))
-        nl_wait_step(w);
+    nl_cna_node_t *next = NL_QUEUE_NEXT(w, me);
     if (cna)
         cna_pass(me, next, false);
     else
         nl_grant64(&next->spin, NL_CNA_GRANTED);
-    b->count--;
+    nl_tail_put(s);
 }
 
 /* The fast paths are inline (include/numalock/cna.h): lock = CAS 0 -> locked,

@@ -22,9 +22,9 @@
  * keeps no queue node, so the release is one store of the lock byte by any
  * thread, with no system call. The queue holds waiters only; its head spins
  * on the lock word, takes the lock byte, then hands the head role to its
- * successor (Linux qspinlock's shape). The tail is encoded like qspinlock's
- * (a per-thread-slot block of SH_NODES nodes, found from the tail by any
- * thread), so the lock is 4 bytes whatever the thread count.
+ * successor (Linux qspinlock's shape). The tail names a node of the table
+ * of tail_nodes.h (shared with qspinlock), so the lock is 4 bytes whatever
+ * the thread count.
  *
  * Shuffling (paper figure 4, shuffle_waiters): one waiter at a time holds
  * the shuffler role. It walks the queue behind itself and moves the waiters
@@ -62,27 +62,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cna_impl.h"
 #include "shfl_impl.h"
+#include "tail_nodes.h"
 
 #define SH_LOCKED 1u
 #define SH_LOCK_MASK 0xffu
 #define SH_FILTER_SHIFT 8
 #define SH_FILTER_MASK 0xff00u
 #define SH_NOBODY 0xffu
-#define SH_TAIL_IDX_SHIFT 16
-#define SH_TAIL_SLOT_SHIFT 18
-#define SH_TAIL_MASK 0xffff0000u
-#define SH_NODES 4
+#define SH_TAIL_MASK NL_TAIL_MASK
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define SH_LOW_HALF 0
-#define SH_TAIL_HALF 1
 #define SH_LOCK_BYTE 0
 #define SH_FILTER_BYTE 1
 #else
 #define SH_LOW_HALF 1
-#define SH_TAIL_HALF 0
 #define SH_LOCK_BYTE 3
 #define SH_FILTER_BYTE 2
 #endif
@@ -101,64 +96,14 @@
 #define SH_NAP_AFTER_NS 200000ull  /* shfl-block head: nap once it waited this long */
 #define SH_NAP_MAX_NS 1000000ull
 
-_Static_assert(NL_MAX_THREADS + 1 <= (1 << (32 - SH_TAIL_SLOT_SHIFT)), "thread slot fits the tail");
-
-typedef struct sh_node {
-    nl_cna_node_t c;            /* spin: status; next: queue link; since: batch start
-                                 * (the CNA fairness rule's clock); numa: node */
-    _Atomic uint32_t shuffler;  /* the shuffler role was passed to this waiter */
-    uint32_t batch;             /* 0: not placed by a shuffler, else its rank in the batch */
-    uint32_t code;              /* our tail value */
-} __attribute__((aligned(64))) sh_node_t;
-
-typedef struct sh_block {
-    sh_node_t node[SH_NODES];
-    uint32_t count;             /* queue waits in progress (owner thread only) */
-} sh_block_t;
-
-static _Atomic(sh_block_t *) sh_blocks[NL_MAX_THREADS];
-
-
-
-NL_TLS uint64_t nl_shfl_tls_shuffles;
-NL_TLS uint64_t nl_shfl_tls_moved;
+/* the queue node: tail_nodes.h's (c.since: the batch start, the CNA
+ * fairness rule's clock; c.numa: the waiter's node) */
+typedef nl_tail_node_t sh_node_t;
 
 static inline uint16_t *sh_low(nl_shfl_t *l) { return (uint16_t *)(void *)&l->val + SH_LOW_HALF; }
-static inline uint16_t *sh_tailp(nl_shfl_t *l) { return (uint16_t *)(void *)&l->val + SH_TAIL_HALF; }
 static inline uint8_t *sh_byte(nl_shfl_t *l, int i) { return (uint8_t *)(void *)&l->val + i; }
 
-static inline uint32_t sh_encode(int slot, uint32_t idx)
-{
-    return ((uint32_t)(slot + 1) << SH_TAIL_SLOT_SHIFT) | (idx << SH_TAIL_IDX_SHIFT);
-}
-
-static inline sh_node_t *sh_decode(uint32_t tail)
-{
-    uint32_t slot = (tail >> SH_TAIL_SLOT_SHIFT) - 1;
-    uint32_t idx = (tail >> SH_TAIL_IDX_SHIFT) & 3u;
-    sh_block_t *b = atomic_load_explicit(&sh_blocks[slot], memory_order_acquire);
-    return &b->node[idx];
-}
-
-static sh_block_t *sh_block(int slot)
-{
-    sh_block_t *b = atomic_load_explicit(&sh_blocks[slot], memory_order_acquire);
-    if (NL_LIKELY(b))
-        return b;
-    /* only the thread holding `slot` gets here: no race on the slot */
-    if (posix_memalign((void **)&b, NL_CACHELINE, sizeof *b) || !b)
-        return NULL;
-    memset(b, 0, sizeof *b);
-    for (uint32_t i = 0; i < SH_NODES; i++)
-        b->node[i].code = sh_encode(slot, i);
-    atomic_store_explicit(&sh_blocks[slot], b, memory_order_release);
-    return b;
-}
-
-static inline sh_node_t *sh_next(sh_node_t *n)
-{
-    return (sh_node_t *)atomic_load_explicit(&n->c.next, memory_order_acquire);
-}
+static inline sh_node_t *sh_next(sh_node_t *n) { return nl_tail_next(n); }
 
 /* the steal-filter value of a thread on `node` (0: the node has no tag, so
  * a head there lets anybody steal) */
@@ -216,8 +161,9 @@ static inline void sh_set_filter(nl_shfl_t *l, uint32_t f)
 static inline void sh_count(unsigned moved)
 {
     if (moved) {
-        nl_shfl_tls_shuffles++;
-        nl_shfl_tls_moved += moved;
+        nl_wait_counts_t *wc = &nl_self()->wc;
+        wc->extra[SH_EXTRA_SHUFFLES]++;
+        wc->extra[SH_EXTRA_MOVED] += moved;
     }
 }
 
@@ -313,12 +259,9 @@ static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, nl_waiter_t *w, con
             continue;
         }
         if (!blocking) {
-            nl_wait_grant64(w, &me->c.spin);
-            /* we parked: our successor probably did too; wake it now, so
-             * that it is running when it becomes the head (shfl-block's
-             * head does this for its next SH_AWAKE waiters) */
-            if (nl_wait_parked(w))
-                sh_nudge_next(me);
+            /* with the early wake (shfl-block's head does it for its next
+             * SH_AWAKE waiters instead) */
+            NL_QUEUE_AWAIT(w, &me->c, spin);
             return;
         }
         /* park: WAIT or WOKEN -> PARKED, sleep until the word changes */
@@ -444,15 +387,13 @@ static inline __attribute__((always_inline)) void sh_queue(nl_shfl_t *l, nl_wait
     nl_self_t *s = w->self;
     int node = nl_self_node(s);
     uint32_t tag = sh_tag(node);
-    sh_block_t *b = s->id >= 0 ? sh_block(s->id) : NULL;
-    if (NL_UNLIKELY(!b || b->count >= SH_NODES)) {
+    sh_node_t *me = nl_tail_get(s);
+    if (NL_UNLIKELY(!me)) {
         /* no slot or nested too deep: spin on the lock word (as qspinlock) */
         while (sh_trylock(l))
             nl_wait_step(w);
         return;
     }
-    uint32_t idx = b->count++;
-    sh_node_t *me = &b->node[idx];
     uint32_t tail = me->code;
     atomic_store_explicit(&me->c.next, NULL, memory_order_relaxed);
     atomic_store_explicit(&me->c.spin, SH_WAIT, memory_order_relaxed);
@@ -462,10 +403,9 @@ static inline __attribute__((always_inline)) void sh_queue(nl_shfl_t *l, nl_wait
     me->batch = 0;
 
     /* publish our tail: one exchange of the tail half-word */
-    uint32_t old = (uint32_t)__atomic_exchange_n(sh_tailp(l), (uint16_t)(tail >> 16), __ATOMIC_ACQ_REL)
-                   << 16;
+    uint32_t old = nl_tail_xchg(&l->val, tail);
     if (old) {
-        sh_node_t *prev = sh_decode(old);
+        sh_node_t *prev = nl_tail_decode(old);
         atomic_store_explicit(&prev->c.next, &me->c, memory_order_release);
         sh_wait_turn(l, me, w, blocking);
     }
@@ -521,14 +461,12 @@ static inline __attribute__((always_inline)) void sh_queue(nl_shfl_t *l, nl_wait
 
     /* we hold the lock: leave the queue, hand the head role on */
     if ((val & SH_TAIL_MASK) != tail) {
-        sh_node_t *next;
-        while (!(next = sh_next(me)))
-            nl_wait_step(w);
+        sh_node_t *next = (sh_node_t *)NL_QUEUE_NEXT(w, &me->c);
         if (role || atomic_load_explicit(&me->shuffler, memory_order_relaxed))
             atomic_store_explicit(&next->shuffler, 1, memory_order_relaxed);
         sh_grant(next);
     }
-    b->count--;
+    nl_tail_put(s);
 }
 
 static __attribute__((noinline)) void sh_slowpath_spin(nl_shfl_t *l) { sh_slowpath(l, false); }
@@ -598,6 +536,7 @@ NL_HIDDEN const nl_lock_ops_t nl_ops_shfl = {
     .props = NL_PROP_NUMA_AWARE | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK | NL_PROP_FREE_RELEASE,
     .acquire = op_acquire, .try_acquire = op_try, .release = op_release,
     .held = op_held,
+    .extra_names = { [SH_EXTRA_SHUFFLES] = "shuffles", [SH_EXTRA_MOVED] = "moved_waiters" },
 };
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_shfl_block = {
@@ -608,4 +547,5 @@ NL_HIDDEN const nl_lock_ops_t nl_ops_shfl_block = {
     .props = NL_PROP_BLOCKING | NL_PROP_NUMA_AWARE | NL_PROP_ZERO_INIT | NL_PROP_ANY_UNLOCK | NL_PROP_FREE_RELEASE,
     .acquire = op_block_acquire, .try_acquire = op_try, .release = op_release,
     .held = op_held,
+    .extra_names = { [SH_EXTRA_SHUFFLES] = "shuffles", [SH_EXTRA_MOVED] = "moved_waiters" },
 };

@@ -1,11 +1,11 @@
 /*
- * ShflLock internals shared with the statistics (src/stats.c) and the tests.
+ * ShflLock internals shared with the tests.
  *
- * Shuffles are done by waiters, not by the holder, so a 4-byte lock has no
- * place for their counts: each thread counts the shuffles it did in two
- * thread-local counters, and nl_stats_on_acquire() moves them into the
- * statistics block of the lock it acquires next -- the lock it was waiting
- * for, since a waiter shuffles only inside its own acquire.
+ * Shuffles are done by waiters, not by the holder: a 4-byte lock has no
+ * place for their counts, so each waiter counts the shuffles it did in its
+ * thread's waiting counters (the statistics' extra slots SH_EXTRA_SHUFFLES
+ * and SH_EXTRA_MOVED), which the generic handle adds to the lock it
+ * acquires -- the lock the waiter was waiting for.
  */
 #ifndef NL_SHFL_IMPL_H
 #define NL_SHFL_IMPL_H
@@ -13,8 +13,8 @@
 #include "numalock/shfl.h"
 #include "../internal.h"
 
-NL_HIDDEN extern NL_TLS uint64_t nl_shfl_tls_shuffles; /* shuffle passes that moved a waiter */
-NL_HIDDEN extern NL_TLS uint64_t nl_shfl_tls_moved;    /* waiters moved forward */
+#define SH_EXTRA_SHUFFLES 0 /* shuffle passes that moved a waiter */
+#define SH_EXTRA_MOVED 1    /* waiters those passes moved forward */
 
 /* Test hook (tests/test_shfl.c): one shuffle pass over a queue built by the
  * caller. nodes[0] is the shuffler (the queue head, `head`), nodes[i] is on
