@@ -39,7 +39,7 @@ class HarnessSelfTest {
     @Test
     void detectsMissingMutualExclusion() {
         AssertionFailedError e = assertThrows(AssertionFailedError.class,
-                () -> LockStressTest.stress(new LockStressTestSupport.NoLock(), 16, 200, true, false));
+                () -> LockStressTest.stress(new LockStressTestSupport.OverlappingNoLock(), 16, 200, true, false));
         assertTrue(e.getMessage().contains("mutual exclusion") || e.getMessage().contains("lost updates"),
                 e.getMessage());
     }

@@ -66,6 +66,8 @@ class LockStressTest {
     static void stress(java.util.concurrent.locks.Lock lock, int threads, int iters, boolean virtual, boolean mixed,
             long stallMillis) {
         Guarded g = new Guarded();
+        LockStressTestSupport.InsideHook hook =
+                lock instanceof LockStressTestSupport.InsideHook h ? h : null;
         AtomicInteger violations = new AtomicInteger();
         AtomicInteger acquired = new AtomicInteger();
         Workers.run(lock + (virtual ? " virtual" : " platform"), threads, virtual, stallMillis, (id, progress) -> {
@@ -93,6 +95,9 @@ class LockStressTest {
                     g.owner = me;
                     long c = g.counter;
                     Thread.yield(); // lets any thread that wrongly entered run in between
+                    if (hook != null) {
+                        hook.inside();
+                    }
                     g.counter = c + 1;
                     if (g.owner != me) {
                         violations.incrementAndGet();
