@@ -76,7 +76,7 @@ run-java:
 clean:
 	rm -rf $(BUILD) $(TSAN_BUILD)
 
-# Real NUMA nodes in qemu guests (issue 15; docs/ARCHITECTURE.md "Real nodes in
+# Real NUMA nodes in qemu guests (docs/ARCHITECTURE.md "Real nodes in
 # a qemu guest"). numa-test: every C test in a 2-node guest, the stress harness
 # in a 4-node one, a self-check that must fail. test-numa (in `make test`): the
 # quick form. The script's status 77 means skipped; it prints why.
@@ -87,7 +87,7 @@ numa-test: build
 test-numa:
 	@scripts/numa-test.sh --build $(BUILD) --quick; rc=$$?; [ $$rc -eq 77 ] && rc=0; exit $$rc
 
-# The CNA slow path in the Linux qspinlock (issue 16, docs/KERNEL.md): its own
+# The CNA slow path in the Linux qspinlock (docs/KERNEL.md): its own
 # step, not part of `make test`. KERNEL_VARIANT=broken builds and tests the
 # deliberately broken slow path (the test must fail).
 KERNEL_VARIANT ?= normal

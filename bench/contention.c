@@ -1,7 +1,7 @@
 /*
  * The HP cache-line contention test (Bueso & Norton, "An Overview of Kernel
  * Lock Improvements", LinuxCon 2014: "Demonstrating Cache Line Contention
- * Effects"; ../shared/papers/linux-locking-cache-line-contention-large-numa.txt):
+ * Effects"):
  * one thread pinned per CPU, CPUs taken fill-first (one node, then the next),
  * round-robin across nodes, or from an explicit list; the lock (and K data
  * lines) allocated on a chosen memory node; a synchronised start; a tight

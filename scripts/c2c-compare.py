@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Compare a measured core-to-core latency matrix with a reference one (issue 15).
+"""Compare a measured core-to-core latency matrix with a reference one.
 
 Usage: c2c-compare.py MEASURED REFERENCE [--tolerance 0.2]
 
 Each file is either `numalock topo --measure --json` output or a text matrix
-as `numalock topo --measure` prints it (and ../shared/measurements/*/c2c.txt
+as `numalock topo --measure` prints it (and docs/measurements/*/c2c.txt
 holds it: a header "cpu ID ID ...", then "ID v v ..." rows, '-' on the
 diagonal). An asymmetric matrix is averaged per pair. Prints, per pair, the
 ratio measured / reference, then the median ratio, the median deviation and

@@ -1,8 +1,8 @@
 #!/bin/bash
-# The "16 cores" lines of the ShflLock and SANL issues (13, 14) on a
-# many-core machine (../shared/multicore/README.md), after or instead of the
-# shared sweep. Run from the project root, with .multicore-bundle/ carried
-# along for cache_bench (else the cache_bench on PATH is used, if any):
+# The many-core figures of the ShflLocks and the delegation locks, on a
+# machine with 16 or more cores. Run from the project root, with a
+# .multicore-bundle/ directory holding cache_bench and its libraries (bin/,
+# libs/), else the cache_bench on PATH is used, if any:
 #   bash scripts/issues-multicore.sh [RUNS]
 # Writes into $OUT (default results/multicore-issues-<UTC time>):
 #   machine.txt
@@ -46,7 +46,7 @@ elif command -v cache_bench >/dev/null; then
     CB=$(command -v cache_bench)
 fi
 if [ -z "$CB" ]; then
-    echo "no cache_bench (prepare .multicore-bundle/ with ../shared/multicore/prepare.sh)" | tee "$OUT/cache_bench.txt"
+    echo "no cache_bench (install rocksdb-tools, or put it in .multicore-bundle/bin)" | tee "$OUT/cache_bench.txt"
 else
     tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
     # the rate cache_bench prints; 0 when it failed

@@ -1,5 +1,5 @@
 #!/bin/bash
-# `make numa-test` (issue 15): real NUMA nodes on a one-node machine.
+# `make numa-test`: real NUMA nodes on a one-node machine.
 # Builds an initramfs holding the project's binaries and the libraries they
 # need, boots Debian's cloud kernel in qemu (TCG) as a 2-node (2+2 CPUs) and a
 # 4-node (1 CPU each) guest, runs tests/numa/guest.sh inside, and returns the

@@ -1,13 +1,13 @@
 #!/bin/bash
-# Issue 15 on a many-core machine (../shared/multicore/README.md): the
-# core-to-core matrix compared with the reference c2c.txt, and the contention
+# Topology by measurement on a many-core machine: the core-to-core
+# matrix compared with a reference c2c.txt, and the contention
 # table for every lock at 1..N threads (N = CPUs, up to 16). Run from the
 # project root; writes into $OUT (default results/multicore-topo-<UTC time>).
 #   bash scripts/topo-multicore.sh [REFERENCE_C2C_TXT]
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-results/multicore-topo-$(date -u +%Y%m%dT%H%M%SZ)}
-REF=${1:-../shared/measurements/16core-2026-11-23/c2c.txt}
+REF=${1:-docs/measurements/16core-2026-11-23/c2c.txt}
 mkdir -p "$OUT"
 B=build-multicore
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build $B -j "$(nproc)" >"$OUT/build.log" 2>&1 ||

@@ -1,4 +1,4 @@
-# CNA family (issue 3): cna, cna-opt, qspinlock, qspinlock-cna, c-bo-mcs,
+# CNA family: cna, cna-opt, qspinlock, qspinlock-cna, c-bo-mcs,
 # c-tkt-tkt, hmcs. Their stress/TSan runs come from NL_LOCKS in CMakeLists.txt;
 # here: the explicit-API tests and the Spin model of CNA's hand-over.
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# `numalock bench contention` (issue 15): every lock at 1 and 2 threads, the
+# `numalock bench contention`: every lock at 1 and 2 threads, the
 # per-CPU figures in the JSON, the CPU orders, and bad input.
 # usage: contention_test.sh NUMALOCK_BINARY
 set -u

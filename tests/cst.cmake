@@ -1,4 +1,4 @@
-# CST locks (issue 4): read-write mode of the stress harness, readers really
+# CST locks: read-write mode of the stress harness, readers really
 # share, writers are alone, cst-mutex specifics; lockref unit tests.
 add_executable(test_cst ${CMAKE_CURRENT_LIST_DIR}/test_cst.c)
 target_link_libraries(test_cst PRIVATE numalock_static)

@@ -1,4 +1,4 @@
-# C and C++ users of the public headers (issue 12):
+# C and C++ users of the public headers:
 #  - header_check: every header in include/numalock/ compiles alone as strict
 #    C11 and as C++17 (a test, so a header in the making breaks no build);
 #  - test_cxx links the library from C++: the struct layout matches C's, and

@@ -1,4 +1,4 @@
-# Delegation locks (issue 14): sanl, fc. Their plain stress/TSan runs come from
+# Delegation locks: sanl, fc. Their plain stress/TSan runs come from
 # NL_LOCKS in CMakeLists.txt; here: the stress harness through nl_lock_execute,
 # the delegation harness on the explicit API, its broken variant (a server
 # that drops pending requests when it downgrades: must fail), the Spin model.

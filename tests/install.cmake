@@ -1,4 +1,4 @@
-# `make install` as a user meets it (issue 12): install into a temporary
+# `make install` as a user meets it: install into a temporary
 # prefix, build examples/ against it with pkg-config and CMake, run the
 # installed command from outside the checkout (tests/install_test.sh).
 # Not in the ThreadSanitizer build (it has no preload library).

@@ -1,5 +1,5 @@
 #!/bin/sh
-# install_test.sh SRC BUILD: numalock as a user gets it (issue 12).
+# install_test.sh SRC BUILD: numalock as a user gets it.
 #  1. install the build into a temporary prefix (what `make install PREFIX=..`
 #     runs), once more with DESTDIR, then move the prefix elsewhere: nothing
 #     may depend on where it was installed;

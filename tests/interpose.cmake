@@ -1,4 +1,4 @@
-# Interposition tests (issues 5, 17): libnumalock-preload.so under real
+# Interposition tests: libnumalock-preload.so under real
 # programs and glibc-semantics checks, for every registered lock (locks that
 # cannot replace a pthread mutex report "skipped"; a new lock is covered by
 # being in NL_LOCKS). Not in the ThreadSanitizer build, but for the preload's
@@ -49,7 +49,7 @@ if(TARGET numalock_preload)
       COMMAND $<TARGET_FILE:numalock_cli> run --lock hbo --rwlock ${lock} --topology virtual:2 -- $<TARGET_FILE:nl_semantics> --expect-preload)
     set_tests_properties(interpose.rwlock.${lock} PROPERTIES
       TIMEOUT 240 LABELS interpose SKIP_REGULAR_EXPRESSION "unknown rwlock algorithm")
-    # issue 17: bad environment values (one line each, default used), and
+    # bad environment values (one line each, default used), and
     # pthread spin locks on LOCK at 1..32 threads, output equal to glibc's
     add_test(NAME interpose.env.${lock}
       COMMAND ${NL_IP_DIR}/env_test.sh $<TARGET_FILE:numalock_preload> ${lock} ${NL_IP_BIN})

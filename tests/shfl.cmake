@@ -1,4 +1,4 @@
-# ShflLock (issue 13): shfl and shfl-block. Their stress, TSan and
+# ShflLock: shfl and shfl-block. Their stress, TSan and
 # interposition runs come from NL_LOCKS in CMakeLists.txt; here: the explicit
 # API, the shuffle pass on hand-built queues, the shuffle statistics, and the
 # Spin model of the shuffle + hand-over (verify/shfl.pml).

@@ -1,4 +1,4 @@
-/* Topology by measurement (issue 15): clustering of synthetic latency
+/* Topology by measurement: clustering of synthetic latency
  * matrices, the spec it implies, the stored measurement, `--topology measured`,
  * and one real measurement on this machine.
  * The CPU-list parser that sysfs lists, cpus: specs, the stored measurement

@@ -1,4 +1,4 @@
-# Topology by measurement (issue 15): clustering of synthetic latency matrices,
+# Topology by measurement: clustering of synthetic latency matrices,
 # the stored measurement, `--topology measured`, one real measurement here.
 add_executable(test_topo test_topo.c)
 target_link_libraries(test_topo PRIVATE numalock_static m)

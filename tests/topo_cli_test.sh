@@ -1,5 +1,5 @@
 #!/bin/sh
-# `numalock topo --measure` and `--topology measured` from the command line (issue 15).
+# `numalock topo --measure` and `--topology measured` from the command line.
 # usage: topo_cli_test.sh NUMALOCK_BINARY
 set -u
 B="$1"

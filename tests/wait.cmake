@@ -1,4 +1,4 @@
-# The waiting design (issue 11, src/wait/wait.h): early wake, gate, statistics
+# The waiting design (src/wait/wait.h): early wake, gate, statistics
 # without a trylock first. Runs in the TSan build too. A nudge that does not
 # wake its waiter must hang into the watchdog (WILL_FAIL).
 add_executable(test_wait test_wait.c)

@@ -1,9 +1,9 @@
 /*
- * Topology found by measurement (issue 15): core-to-core one-way latency for
+ * Topology found by measurement: core-to-core one-way latency for
  * every CPU pair (measured.c), CPUs clustered by latency (cluster.c), and the
  * stored measurement behind `--topology measured`.
  *
- * Public (issue 12: the command uses public headers only): `numalock topo
+ * Public (the command uses public headers only): `numalock topo
  * --measure` and `--topology measured` are built on it, and a program can
  * measure and cluster its own CPU set the same way.
  */

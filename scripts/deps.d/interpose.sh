@@ -1,5 +1,5 @@
 #!/bin/sh
-# Programs the interposition tests run under the preload library (issue 5).
+# Programs the interposition tests run under the preload library.
 pkgs="pigz pbzip2 lbzip2 xz-utils zstd sqlite3 nodejs python3 g++"
 missing=""
 for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done

@@ -1,4 +1,4 @@
-/* CPUs clustered by core-to-core latency (issue 15): average-linkage
+/* CPUs clustered by core-to-core latency: average-linkage
  * agglomeration, the partition kept only when the median latency between
  * clusters is clearly above the median within them. Pure functions. */
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* Core-to-core latency (issue 15): two threads pinned to a CPU pair bounce one
+/* Core-to-core latency: two threads pinned to a CPU pair bounce one
  * cache line, by compare-and-swap or by plain stores; the best of several
  * rounds is the pair's one-way latency. And the stored measurement behind
  * `--topology measured`. The library never prints: progress goes through a

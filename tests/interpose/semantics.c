@@ -784,7 +784,7 @@ static void check_footprint(void)
     ok("no-per-mutex-memory");
 }
 
-/* ---- misuse that glibc tolerates (issue 17) -------------------------------
+/* ---- misuse that glibc tolerates -------------------------------
  * A stray unlock of a free normal mutex returns 0 and the mutex keeps working
  * (a lock whose release is not harmless on a free lock, ticket, would hang the
  * next lock: the alarm turns that into a failure); destroying a held mutex of
