@@ -1,4 +1,4 @@
-/* `numalock topo --measure` (issue 15): the core-to-core latency matrix, the
+/* `numalock topo --measure`: the core-to-core latency matrix, the
  * clusters it implies, a verdict, JSON for the report's heat map, and the
  * stored measurement behind `--topology measured`. */
 #ifndef _GNU_SOURCE
