@@ -49,6 +49,7 @@ static void force_load(uint32_t runnable)
     atomic_store(&nl_budget_cpus, 64);
     atomic_store(&nl_count_spinners, 0);
     atomic_store(&nl_spinning, 0);
+    atomic_store(&nl_parked, 0);
     atomic_store(&nl_preempted, 0);
 }
 
@@ -339,6 +340,12 @@ static void test_level(void)
     CHECK(nl_load_level(true) == NL_LOAD_OWN, "2 CPUs, 3 passive: level %d", nl_load_level(true));
     CHECK(nl_load_level(false) == NL_LOAD_FREE, "2 CPUs, 3 passive, spin level %d", nl_load_level(false));
     atomic_store(&nl_gate_waiters, 0);
+    /* a queue whose waiters sleep: loaded for the gate (they would run if
+     * granted), not for spinning */
+    atomic_store(&nl_parked, 3);
+    CHECK(nl_load_level(true) == NL_LOAD_OWN, "2 CPUs, 3 parked: level %d", nl_load_level(true));
+    CHECK(nl_load_level(false) == NL_LOAD_FREE, "2 CPUs, 3 parked, spin level %d", nl_load_level(false));
+    atomic_store(&nl_parked, 0);
     atomic_store(&nl_spinning, 0);
     /* the machine is busy with other processes */
     force_load(1000);

@@ -28,6 +28,7 @@ _Atomic uint64_t nl_load_next;
 _Atomic uint32_t nl_load_runnable = UINT32_MAX / 2; /* until sampled: overloaded */
 _Atomic uint32_t nl_gate_waiters;
 _Atomic uint32_t nl_spinning;
+_Atomic uint32_t nl_parked;
 _Atomic uint32_t nl_budget_cpus = 1;
 _Atomic uint32_t nl_count_spinners = 1;
 _Atomic uint32_t nl_preempted;

@@ -83,6 +83,7 @@ static void wait_atfork_child(void)
 {
     nl_gate_forget();
     atomic_store_explicit(&nl_spinning, 0, memory_order_relaxed);
+    atomic_store_explicit(&nl_parked, 0, memory_order_relaxed);
 }
 
 /* NUMALOCK_WAIT is read once, before main (a bad value keeps the default;
@@ -152,9 +153,14 @@ void nl_wait_step_slow(nl_waiter_t *w)
 
 void nl_wait_park(nl_waiter_t *w, _Atomic uint32_t *word, uint32_t val)
 {
+    bool counted = w->counted;
     nl_wait_uncount(w);
+    if (counted)
+        atomic_fetch_add_explicit(&nl_parked, 1, memory_order_relaxed);
     w->self->wc.parks++;
     nl_futex_wait(word, val);
+    if (counted)
+        atomic_fetch_sub_explicit(&nl_parked, 1, memory_order_relaxed);
     nl_wait_count(w);
     w->slept = 1;
     w->parked = 1;

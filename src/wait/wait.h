@@ -78,6 +78,7 @@ NL_HIDDEN extern _Atomic uint32_t nl_load_runnable; /* the machine's runnable ta
 NL_HIDDEN extern _Atomic uint32_t nl_budget_cpus;   /* CPUs this process may use */
 NL_HIDDEN extern _Atomic uint32_t nl_count_spinners; /* 1: threads outnumber the budget */
 NL_HIDDEN extern _Atomic uint32_t nl_spinning;      /* waiters not parked, when counted */
+NL_HIDDEN extern _Atomic uint32_t nl_parked;        /* waiters asleep in a lock, when counted */
 NL_HIDDEN extern _Atomic uint32_t nl_gate_waiters;  /* this process's passive waiters */
 NL_HIDDEN extern _Atomic uint32_t nl_preempted;     /* 1: a waiter lost its CPU lately */
 NL_HIDDEN int nl_cpus_online(void);
@@ -91,8 +92,9 @@ NL_HIDDEN uint32_t nl_cgroup_cpus(const char *proc_cgroup, const char *sysfs_roo
 
 /* Overloaded: some thread that wants a CPU has none, so a spinning waiter
  * would keep another thread (perhaps the holder) off a CPU. Any of:
- *  - the process: waiters that spin, passive waiters and one holder
- *    outnumber the CPUs it may use (affinity, cpuset, quota);
+ *  - the process: waiters that spin (for the gate: also those asleep in a
+ *    queue and at the gate) and one holder outnumber the CPUs it may use
+ *    (affinity, cpuset, quota);
  *  - the machine: runnable tasks and this process's passive waiters exceed
  *    the online CPUs by a margin of one task (plus one per 16 CPUs), so a
  *    passing task does not flip the answer;
@@ -105,9 +107,12 @@ enum {
     NL_LOAD_OWN = 2,     /* the process's own threads outnumber its CPUs: a
                           * spinner takes a CPU from the holder, probably       */
 };
-/* The level of load for a decision: `passive` adds this process's passive
- * waiters to the demand (the gate's decisions: they would run if let in),
- * 0 counts only the threads that want a CPU now (whether to spin). */
+/* The level of load for a decision: `passive_too` adds this process's
+ * passive waiters and the waiters asleep in a lock's queue to the demand
+ * (the gate's decisions: they would run if let in or granted; without
+ * them, a queue whose waiters all sleep hands the lock from one sleeper to
+ * the next, each wake-up on the hand-over path, and never looks loaded),
+ * false counts only the threads that want a CPU now (whether to spin). */
 static inline int nl_load_level(bool passive_too)
 {
     /* the sample's age is read (the TSC: ~11 ns in the VMs measured) once
@@ -118,7 +123,9 @@ static inline int nl_load_level(bool passive_too)
         if (nl_ticks() >= atomic_load_explicit(&nl_load_next, memory_order_relaxed))
             nl_load_sample();
     }
-    uint32_t passive = passive_too ? atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed) : 0;
+    uint32_t passive = passive_too ? atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed) +
+                                         atomic_load_explicit(&nl_parked, memory_order_relaxed)
+                                   : 0;
     if (atomic_load_explicit(&nl_spinning, memory_order_relaxed) + passive + 1 >
         atomic_load_explicit(&nl_budget_cpus, memory_order_relaxed))
         return NL_LOAD_OWN;
