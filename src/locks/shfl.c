@@ -43,11 +43,12 @@
  * drains, and the first waiter it skipped starts the next batch. Stealing
  * is bounded too: the queue head lets running threads of the holder's node
  * take the free lock (the releaser re-taking it keeps the data in its
- * cache), then after SH_PATIENCE checks (sh_patience: fewer for shfl-block
- * while overloaded) sets the filter to "nobody" and the next release is its.
+ * cache), then after SH_PATIENCE checks (sh_patience: fewer while the
+ * process is overloaded) sets the filter to "nobody" and the next release
+ * is its.
  * The head itself ignores the filter.
  *
- * Waiting (the places to switch to the library's new waiting primitives):
+ * Waiting (the places that use the library's waiter):
  *   sh_wait_turn()    a queued waiter until it is the head (both variants)
  *   sh_head_pause()   the head between checks of the lock word
  *   sh_keep_awake()   shfl-block: the head wakes its next SH_AWAKE waiters
@@ -216,15 +217,14 @@ static unsigned sh_shuffle(nl_shfl_t *l, sh_node_t *me, bool head);
  * threads of the holder's node may take the lock meanwhile. */
 
 /* The head's patience: checks of the lock word during which running
- * threads of the holder's node may take the free lock. shfl-block while
- * overloaded: NL_OVER_PAUSES checks, not SH_PATIENCE. There each check
+ * threads of the holder's node may take the free lock. While the process
+ * is overloaded, NL_OVER_PAUSES checks, not SH_PATIENCE: each check then
  * yields the CPU (nl_wait_step), and 64 yields let stealers keep the lock
- * for many time slices: with 8 threads on 2 CPUs (cache_bench under the
- * preload) a contended acquisition waited 190 us on average, 27 us with
- * the shorter patience. */
-static inline uint32_t sh_patience(const nl_waiter_t *w, const bool blocking)
+ * for many time slices (longer waits, more hand-overs across nodes and a
+ * less fair lock: docs/ALGORITHMS.md, shfl deviation (g)). */
+static inline uint32_t sh_patience(const nl_waiter_t *w)
 {
-    return blocking && nl_wait_short(w) ? NL_OVER_PAUSES : SH_PATIENCE;
+    return nl_wait_short(w) ? NL_OVER_PAUSES : SH_PATIENCE;
 }
 
 /* A queued waiter, until it is granted the head role. While it runs it
@@ -432,7 +432,7 @@ static inline __attribute__((always_inline)) void sh_queue(nl_shfl_t *l, nl_wait
         }
         /* the filter keeps naming the holder's node (set by the head that
          * took the lock, kept by the stealers) until we run out of patience */
-        if (stealing && ++rounds > sh_patience(w, blocking)) {
+        if (stealing && ++rounds > sh_patience(w)) {
             stealing = false;
             sh_set_filter(l, SH_NOBODY);
         } else if (!stealing && ((val >> SH_FILTER_SHIFT) & 0xffu) != SH_NOBODY) {
