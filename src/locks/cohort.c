@@ -44,6 +44,9 @@ static void cb_global_acquire(void *g, co_local_t *L, nl_waiter_t *waiter)
 {
     (void)L;
     _Atomic uint32_t *w = g;
+    if (NL_LIKELY(!atomic_exchange_explicit(w, 1, memory_order_acquire)))
+        return;
+    nl_waiter_lazy(waiter);
     nl_backoff_t b = NL_BACKOFF_INIT(1, waiter);
     while (atomic_load_explicit(w, memory_order_relaxed) ||
            atomic_exchange_explicit(w, 1, memory_order_acquire))
@@ -170,6 +173,9 @@ static void ct_destroy(void *p)
 
 static void ct_wait_ticket(_Atomic uint32_t *owner, uint32_t t, nl_waiter_t *w)
 {
+    if (NL_LIKELY(atomic_load_explicit(owner, memory_order_acquire) == t))
+        return;
+    nl_waiter_lazy(w);
     while (atomic_load_explicit(owner, memory_order_acquire) != t)
         nl_wait_step(w);
 }
@@ -193,7 +199,7 @@ static void ct_acquire(void *p)
         ct_busy(l))
         nl_wait_begin(&w, l, ct_busy, true); /* tickets: saturated once taken */
     else
-        nl_waiter_init(&w);
+        w.self = NULL; /* lazy: set up where it first waits */
     uint32_t t = atomic_fetch_add_explicit(&L->next, 1, memory_order_relaxed);
     ct_wait_ticket(&L->owner, t, &w);
     if (!L->global_passed) {

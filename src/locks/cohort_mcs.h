@@ -88,10 +88,10 @@ static inline __attribute__((always_inline)) void co_acquire(void *lock, void *g
      * gate let in (its release and acquisition take several steps, so it is
      * often free between two sections of the running thread: a thread that
      * lost it at the gate must not take it back then) */
-    if (G->busy(g) || atomic_load_explicit(&L->tail, memory_order_relaxed) || nl_gate_behind(lock, nl_self()))
+    if (G->busy(g) || atomic_load_explicit(&L->tail, memory_order_relaxed) || nl_gate_behind(lock))
         nl_wait_begin(&w, lock, lock_busy, true); /* as MCS: the tails do not tell */
     else
-        nl_waiter_init(&w);
+        w.self = NULL; /* lazy: set up where it first waits */
     uint32_t v = nl_mcsq_join(&L->tail, &q->q, &w);
     if (v && v != CO_ACQUIRE_GLOBAL) { /* the global lock came with the local one */
         q->passes = v >> 2;

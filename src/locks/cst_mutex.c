@@ -288,15 +288,14 @@ static inline void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_siz
     /* free, and nobody waits passively for it unless we are the thread the
      * gate let in (a thread that lost the lock at the gate must not take it
      * back between two sections of the running one) */
-    if (NL_LIKELY((!g || g == (void *)&s->gq) && !nl_gate_behind(m, nl_self()) &&
+    if (NL_LIKELY((!g || g == (void *)&s->gq) && !nl_gate_behind(m) &&
                   atomic_compare_exchange_strong_explicit(&s->tail, &pred, me, memory_order_seq_cst,
                                                           memory_order_relaxed))) {
         /* the local lock was free; the global one may be another node's */
         nl_waiter_t w;
+        w.self = NULL; /* lazy: set up where it first waits */
         if (!s->global_held && atomic_load_explicit(&m->gtail, memory_order_relaxed))
             nl_wait_begin(&w, m, NULL, false); /* contended; we hold our local lock: no gate */
-        else
-            nl_waiter_init(&w);
         after_local(m, s, &w);
         nl_wait_end(&w);
         return;

@@ -19,7 +19,8 @@
 typedef _Atomic(nl_mcs_node_t *) nl_mcsq_tail_t;
 
 /* Join the queue: 0 when it was empty (the caller holds it now), else the
- * grant its predecessor passed; `w` is the caller's wait. A waiter that
+ * grant its predecessor passed; `w` is the caller's wait (set up here if it
+ * is a lazy one that has not waited yet). A waiter that
  * parked wakes its own successor as soon as it is granted, so that one is
  * back on a CPU when its turn comes (early wake, src/wait/wait.h). */
 static inline uint32_t nl_mcsq_join(nl_mcsq_tail_t *tail, nl_mcs_node_t *me, nl_waiter_t *w)
@@ -32,6 +33,7 @@ static inline uint32_t nl_mcsq_join(nl_mcsq_tail_t *tail, nl_mcs_node_t *me, nl_
     if (!pred)
         return 0;
     atomic_store_explicit(&pred->next, me, memory_order_release);
+    nl_waiter_lazy(w);
     return NL_QUEUE_AWAIT(w, me, granted);
 }
 

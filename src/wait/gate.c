@@ -40,7 +40,6 @@
 #include <limits.h>
 #include "wait.h"
 
-#define NL_GATE_BUCKETS 256u
 #define NL_GATE_QUEUES 4u   /* FIFOs per bucket, by node (node % NL_GATE_QUEUES) */
 #define NL_GATE_SLOTS 4u    /* futex words per FIFO (ticket % NL_GATE_SLOTS)     */
 /* The preferred FIFO's head naps between looks at the lock: short at first
@@ -76,12 +75,9 @@ typedef struct {
 } gate_bucket_t;
 
 static gate_bucket_t gate[NL_GATE_BUCKETS];
+_Atomic uint32_t nl_gate_passive[NL_GATE_BUCKETS];
 
-static inline gate_bucket_t *bucket_of(const void *lock)
-{
-    uintptr_t a = (uintptr_t)lock;
-    return &gate[((a >> 6) ^ (a >> 14)) % NL_GATE_BUCKETS];
-}
+static inline gate_bucket_t *bucket_of(const void *lock) { return &gate[nl_gate_bucket(lock)]; }
 
 static inline bool fifo_empty(gate_fifo_t *f)
 {
@@ -89,19 +85,10 @@ static inline bool fifo_empty(gate_fifo_t *f)
            atomic_load_explicit(&f->serving, memory_order_relaxed);
 }
 
-bool nl_gate_crowded(const void *lock)
+bool nl_gate_behind_slow(const void *lock)
 {
-    gate_bucket_t *b = bucket_of(lock);
-    for (uint32_t i = 0; i < NL_GATE_QUEUES; i++)
-        if (!fifo_empty(&b->q[i]))
-            return true;
-    return false;
-}
-
-bool nl_gate_behind(const void *lock, const nl_self_t *s)
-{
-    gate_bucket_t *b = bucket_of(lock);
-    return atomic_load_explicit(&b->entrant, memory_order_relaxed) != s->id && nl_gate_crowded(lock);
+    return nl_gate_crowded(lock) &&
+           atomic_load_explicit(&bucket_of(lock)->entrant, memory_order_relaxed) != nl_self()->id;
 }
 
 /* Move the preference from FIFO `from` to `to` (one mover wins); the heads
@@ -122,7 +109,9 @@ void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
     uint32_t me = (uint32_t)nl_self_node(w->self) % NL_GATE_QUEUES;
     gate_fifo_t *f = &b->q[me];
     nl_wait_counts_t *wc = &w->self->wc;
+    _Atomic uint32_t *passive = &nl_gate_passive[nl_gate_bucket(lock)];
     atomic_fetch_add_explicit(&nl_gate_waiters, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(passive, 1, memory_order_relaxed);
     uint32_t t = atomic_fetch_add_explicit(&f->next, 1, memory_order_seq_cst);
     _Atomic uint32_t *slot = &f->slot[t % NL_GATE_SLOTS];
     for (;;) {
@@ -164,6 +153,7 @@ void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
             : nap * 2 > NL_GATE_NAP_MAX_NS ? NL_GATE_NAP_MAX_NS : nap * 2;
     }
     /* we enter: no longer passive, but the head until we hold the lock */
+    atomic_fetch_sub_explicit(passive, 1, memory_order_relaxed);
     atomic_fetch_sub_explicit(&nl_gate_waiters, 1, memory_order_relaxed);
     atomic_store_explicit(&b->entrant, w->self->id, memory_order_relaxed);
     w->gate = f;
@@ -188,10 +178,12 @@ void nl_gate_leave(nl_waiter_t *w)
  * gate: the tickets of the parent's passive waiters would never be served. */
 void nl_gate_forget(void)
 {
-    for (uint32_t b = 0; b < NL_GATE_BUCKETS; b++)
+    for (uint32_t b = 0; b < NL_GATE_BUCKETS; b++) {
+        atomic_store_explicit(&nl_gate_passive[b], 0, memory_order_relaxed);
         for (uint32_t q = 0; q < NL_GATE_QUEUES; q++)
             atomic_store_explicit(&gate[b].q[q].serving,
                                   atomic_load_explicit(&gate[b].q[q].next, memory_order_relaxed),
                                   memory_order_relaxed);
+    }
     atomic_store_explicit(&nl_gate_waiters, 0, memory_order_relaxed);
 }

@@ -158,12 +158,30 @@ typedef struct nl_waiter {
 typedef bool (*nl_busy_fn)(const void *lock);
 
 NL_HIDDEN void nl_wait_step_slow(nl_waiter_t *w);
-NL_HIDDEN bool nl_gate_crowded(const void *lock);
+/* The gate's buckets (gate.c): a lock's bucket, and the passive waiters of
+ * each bucket (one word per bucket, for the cheap test below). */
+#define NL_GATE_BUCKETS 256u
+static inline uint32_t nl_gate_bucket(const void *lock)
+{
+    uintptr_t a = (uintptr_t)lock;
+    return (uint32_t)(((a >> 6) ^ (a >> 14)) % NL_GATE_BUCKETS);
+}
+NL_HIDDEN extern _Atomic uint32_t nl_gate_passive[NL_GATE_BUCKETS];
+static inline bool nl_gate_crowded(const void *lock)
+{
+    return atomic_load_explicit(&nl_gate_passive[nl_gate_bucket(lock)], memory_order_relaxed) != 0;
+}
+NL_HIDDEN bool nl_gate_behind_slow(const void *lock);
 /* For a lock whose acquisition takes several steps (so it is often free
  * between two sections of its running thread): others wait passively for
  * it and the caller is not the one the gate let in last. Such an arrival
- * begins a wait even though the lock looks free. */
-NL_HIDDEN bool nl_gate_behind(const void *lock, const nl_self_t *s);
+ * begins a wait even though the lock looks free. One load while nobody in
+ * the process waits passively. */
+static inline bool nl_gate_behind(const void *lock)
+{
+    return NL_UNLIKELY(atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed) != 0) &&
+           nl_gate_behind_slow(lock);
+}
 NL_HIDDEN void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy);
 NL_HIDDEN void nl_gate_leave(nl_waiter_t *w);
 NL_HIDDEN void nl_gate_forget(void);
@@ -173,6 +191,16 @@ NL_HIDDEN void nl_gate_forget(void);
 static inline void nl_waiter_init(nl_waiter_t *w)
 {
     *w = (nl_waiter_t){ .self = nl_self() };
+}
+
+/* A waiter for a path that usually does not wait (an uncontended
+ * acquisition that may still meet a holder on a second level): only its
+ * `self` is set, to NULL, and it is set up where the path first has to
+ * wait (nl_wait_end ignores it if it never did). */
+static inline void nl_waiter_lazy(nl_waiter_t *w)
+{
+    if (NL_UNLIKELY(!w->self))
+        nl_waiter_init(w);
 }
 
 static inline void nl_wait_count(nl_waiter_t *w)
@@ -218,6 +246,8 @@ static inline bool nl_wait_begin(nl_waiter_t *w, const void *lock, nl_busy_fn bu
  * in line look at the lock). */
 static inline void nl_wait_end(nl_waiter_t *w)
 {
+    if (!w->self)
+        return; /* a lazy waiter that never waited */
     if (w->gate)
         nl_gate_leave(w);
     nl_wait_uncount(w);
