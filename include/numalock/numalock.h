@@ -176,9 +176,12 @@ NL_API size_t nl_lock_footprint(const nl_lock_t *lock);
 NL_API int nl_thread_id(void);
 
 /* ---- waiting policy ------------------------------------------------------ */
-/* "spin", "yield" (spin then sched_yield), "park" (spin, yield, then futex; the
- * default), or "park:SPINS:YIELDS". Also read from NUMALOCK_WAIT at first use.
- * Returns 0 or EINVAL (err gets one sentence). */
+/* "adaptive" (the default: spin while the process has a CPU for every
+ * thread that wants one; otherwise park sooner and let arrivals at a
+ * saturated lock wait passively, in order), "spin", "yield" (spin then
+ * sched_yield), "park" (spin, yield, then futex) or "park:SPINS:YIELDS". Read
+ * from NUMALOCK_WAIT before main. Returns 0 or EINVAL (err gets one
+ * sentence naming the bad value and the valid choices). */
 NL_API int nl_wait_set_policy(const char *spec, char *err, size_t errlen);
 NL_API const char *nl_wait_policy_name(void);
 
