@@ -86,7 +86,9 @@ done | sort -u | while read -r lib; do
     cp -L "$lib" "$R$lib"
 done
 # the C tests, as CTest runs them: --topology auto only, fewer operations and
-# threads (TCG is slow), "NAME|WILL_FAIL|COMMAND"
+# threads (TCG is slow), "NAME|EXPECT|COMMAND": EXPECT 0 (must pass), 1 (must
+# fail) or re:REGEX (its output must match: a broken variant failing for its
+# own reason)
 (cd "$BUILD" && ctest --show-only=json-v1) | python3 -c '
 import json, os, sys
 doc = json.load(sys.stdin)
@@ -106,11 +108,14 @@ for t in doc["tests"]:
         i = args.index("--threads")
         if int(args[i + 1]) > 4:
             continue
-    wf = 1 if props.get("WILL_FAIL") else 0
-    if "--ops" in args and not wf:  # a broken lock must keep enough operations to be caught
+    wf = "1" if props.get("WILL_FAIL") else "0"
+    rx = props.get("PASS_REGULAR_EXPRESSION")
+    if rx:
+        wf = "re:" + (rx[0] if isinstance(rx, list) else rx)
+    if "--ops" in args and wf == "0":  # a broken lock must keep enough operations to be caught
         i = args.index("--ops")
         args[i + 1] = str(min(int(args[i + 1]), 3000))
-    print("%s|%d|/nl/bin/%s %s" % (t["name"], wf, os.path.basename(cmd[0]), " ".join(args)))
+    print("%s|%s|/nl/bin/%s %s" % (t["name"], wf, os.path.basename(cmd[0]), " ".join(args)))
 ' "$BUILD/bin" >"$R"/nl/tests.txt || { echo "numa-test: cannot list the C tests of $BUILD" >&2; exit 2; }
 echo "numa-test: $(wc -l <"$R"/nl/tests.txt) C tests, kernel $(basename "$KERNEL"), initramfs $(du -sh "$R" | cut -f1)"
 (cd "$R" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$WORK"/initramfs.gz

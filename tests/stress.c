@@ -9,6 +9,8 @@
  *    read-delay-write window, and an owner field checked on entry and exit;
  *  - trylock semantics: fails while another thread holds the lock, succeeds
  *    when it is free (and for rw locks: readers share, writers exclude);
+ *    rw locks: a reader gets in through the blocking path while another
+ *    holds the lock for reading;
  *  - the node-free forms under nesting: hand-over-hand (non-LIFO release)
  *    and more locks held at once than the per-thread node pool has;
  *  - both access paths on one lock: the handle API and the ops table on the
@@ -216,6 +218,40 @@ static int try_other(nl_lock_t *l, int read)
     return a.result;
 }
 
+/* A reader that takes the lock through the blocking path while the main
+ * thread holds it for reading: it must get in without waiting for that
+ * reader (a lock that serialised its readers would make it wait; the main
+ * thread gives it 10 s). */
+static _Atomic int shared_reader_in, shared_reader_go;
+static void *blocking_reader(void *p)
+{
+    nl_lock_t *l = p;
+    nl_lock_read_acquire(l);
+    atomic_store(&shared_reader_in, 1);
+    while (!atomic_load(&shared_reader_go))
+        sched_yield();
+    nl_lock_read_release(l);
+    return NULL;
+}
+
+static void check_readers_share(nl_lock_t *l)
+{
+    atomic_store(&shared_reader_in, 0);
+    atomic_store(&shared_reader_go, 0);
+    nl_lock_read_acquire(l);
+    pthread_t t;
+    pthread_create(&t, NULL, blocking_reader, l);
+    struct timespec ms = { 0, 1000000 };
+    for (int i = 0; i < 10000 && !atomic_load(&shared_reader_in); i++)
+        nanosleep(&ms, NULL);
+    int shared = atomic_load(&shared_reader_in);
+    atomic_store(&shared_reader_go, 1);
+    nl_lock_read_release(l);
+    pthread_join(t, NULL);
+    if (!shared)
+        fail("readers do not share: a blocking read_acquire waited 10 s for another reader", -1);
+}
+
 static void check_trylock(void)
 {
     nl_lock_t *l = nl_lock_create_ops(ops, NULL);
@@ -233,6 +269,7 @@ static void check_trylock(void)
         fail("own trylock failed on a free lock", -1);
     nl_lock_release(l);
     if (ops->props & NL_PROP_RW) {
+        check_readers_share(l);
         nl_lock_read_acquire(l);
         if (try_other(l, 1) != 0)
             fail("read trylock failed while only a reader holds the lock", -1);
@@ -304,6 +341,19 @@ static const nl_lock_ops_t stuck_ops = {
     .acquire = stuck_acquire, .try_acquire = stuck_try, .release = stuck_release,
 };
 
+/* a "read-write" lock whose readers exclude each other: a mutex behind both sides */
+static int serial_init(void *l, const nl_attr_t *a) { (void)a; return pthread_mutex_init(l, NULL); }
+static void serial_destroy(void *l) { pthread_mutex_destroy(l); }
+static void serial_acquire(void *l) { pthread_mutex_lock(l); }
+static int serial_try(void *l) { return pthread_mutex_trylock(l) ? EBUSY : 0; }
+static void serial_release(void *l) { pthread_mutex_unlock(l); }
+static const nl_lock_ops_t serial_ops = {
+    .name = "selftest-serial-readers", .description = "readers serialised", .size = sizeof(pthread_mutex_t),
+    .align = 8, .props = NL_PROP_RW, .init = serial_init, .destroy = serial_destroy,
+    .acquire = serial_acquire, .try_acquire = serial_try, .release = serial_release,
+    .read_acquire = serial_acquire, .read_try_acquire = serial_try, .read_release = serial_release,
+};
+
 int main(int argc, char **argv)
 {
     const char *name = NULL, *topo = NULL;
@@ -327,6 +377,8 @@ int main(int argc, char **argv)
         ops = &broken_ops;
     else if (name && !strcmp(name, "selftest-stuck"))
         ops = &stuck_ops;
+    else if (name && !strcmp(name, "selftest-serial-readers"))
+        ops = &serial_ops;
     else if (!name || !(ops = nl_lock_find(name))) {
         fprintf(stderr, "stress: unknown lock '%s': valid choices are %s\n", name ? name : "(none)",
                 nl_lock_names(names, sizeof names));

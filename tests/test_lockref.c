@@ -1,8 +1,10 @@
 /*
  * lockref tests: exact count after concurrent get/put from 8 threads (with
- * the lock taken now and then so both paths run), the lockless path taken
- * when uncontended (statistics), get_not_zero fails at zero, put_or_lock
- * returns with the lock held when the count would drop to 0.
+ * the lock taken now and then, so that both paths run, which the statistics
+ * must show), the lockless path taken when uncontended, an update made
+ * while the lock is held taking the locked path, get_not_zero fails at
+ * zero, put_or_lock returns with the lock held when the count would drop to
+ * 0.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -48,6 +50,13 @@ static void *worker(void *p)
         /* never drops to 0: the initial reference is held throughout */
         CHECK(nl_lockref_put_or_lock(&ref) == 1, "put_or_lock took the lock above 1");
     }
+    return NULL;
+}
+
+static void *get_other(void *p)
+{
+    (void)p;
+    nl_lockref_get(&ref);
     return NULL;
 }
 
@@ -103,9 +112,28 @@ int main(void)
     CHECK(!nl_qspin_is_locked(nl_lockref_lock(&ref)), "lock left held");
     CHECK(st.lockless + st.locked >= (uint64_t)THREADS * ITERS * 2,
           "only %llu updates counted", (unsigned long long)(st.lockless + st.locked));
+    CHECK(st.lockless > 0 && st.locked > 0,
+          "concurrent: %llu lockless and %llu locked updates, both paths expected",
+          (unsigned long long)st.lockless, (unsigned long long)st.locked);
     printf("test_lockref: concurrent threads=%d count=%d lockless=%llu locked=%llu side=%ld\n",
            THREADS, nl_lockref_count(&ref), (unsigned long long)st.lockless,
            (unsigned long long)st.locked, side);
+
+    /* 2b. an update while the lock is held cannot be lockless: it waits and
+     * takes the locked path */
+    nl_lockref_init(&ref, 1);
+    nl_lockref_stats_reset();
+    nl_qspin_lock(nl_lockref_lock(&ref));
+    pthread_t g;
+    pthread_create(&g, NULL, get_other, NULL);
+    usleep(20000); /* it has found the lock held, or is about to */
+    CHECK(nl_lockref_count(&ref) == 1, "a get completed while the lock was held");
+    nl_qspin_unlock(nl_lockref_lock(&ref));
+    pthread_join(g, NULL);
+    nl_lockref_stats(&st);
+    CHECK(nl_lockref_count(&ref) == 2, "count %d after one get, expected 2", nl_lockref_count(&ref));
+    CHECK(st.locked >= 1, "a get that met the held lock counted %llu locked updates",
+          (unsigned long long)st.locked);
 
     /* 3. get_not_zero fails at zero, on the lockless and on the locked path */
     nl_lockref_init(&ref, 0);

@@ -18,6 +18,23 @@
 #include "preload.h"
 
 nlp_config_t nlp_g;
+
+void *nlp_block_get_slow(_Atomic(void *) *slot, const nl_lock_ops_t *ops, size_t size, size_t align)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, align, size) || !p)
+        abort(); /* no memory for a lock: nothing sane to return from pthread_*_lock */
+    memset(p, 0, size);
+    if (ops->init && ops->init(p, NULL))
+        abort();
+    void *expect = NULL;
+    if (atomic_compare_exchange_strong_explicit(slot, &expect, p, memory_order_acq_rel, memory_order_acquire))
+        return p;
+    if (ops->destroy)
+        ops->destroy(p);
+    free(p);
+    return expect;
+}
 _Atomic int nlp_fast;
 _Atomic int nlp_ready;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;

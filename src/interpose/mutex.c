@@ -22,29 +22,11 @@
 _Static_assert(sizeof(nlp_mutex_t) == sizeof(pthread_mutex_t), "mutex layout");
 _Static_assert(offsetof(nlp_mutex_t, kind) == offsetof(pthread_mutex_t, __data.__kind), "kind offset");
 
-static void *ext_alloc(nlp_mutex_t *m)
-{
-    void *p = NULL;
-    if (posix_memalign(&p, nlp_g.ext_align, nlp_g.ext_size) || !p)
-        abort(); /* no memory for a lock: nothing sane to return from pthread_mutex_lock */
-    memset(p, 0, nlp_g.ext_size);
-    if (nlp_g.ops->init && nlp_g.ops->init(p, NULL))
-        abort();
-    void *expect = NULL;
-    if (atomic_compare_exchange_strong_explicit(&m->u.ext, &expect, p, memory_order_acq_rel, memory_order_acquire))
-        return p;
-    if (nlp_g.ops->destroy)
-        nlp_g.ops->destroy(p);
-    free(p);
-    return expect;
-}
-
 static inline void *mstore(nlp_mutex_t *m)
 {
     if (NL_LIKELY(nlp_g.mode == NLP_MODE_INPLACE))
         return m;
-    void *p = atomic_load_explicit(&m->u.ext, memory_order_acquire);
-    return NL_LIKELY(p != NULL) ? p : ext_alloc(m);
+    return nlp_block_get(&m->u.ext, nlp_g.ops, nlp_g.ext_size, nlp_g.ext_align);
 }
 
 /* Release, waking a timedlock sleeper if there is one. Nothing of the mutex
@@ -66,20 +48,10 @@ static inline void release_and_wake(nlp_mutex_t *m, void *l)
 void nlp_mutex_raw_acquire(nlp_mutex_t *m, void *ra)
 {
     void *l = mstore(m);
-    if (NL_LIKELY(!nlp_g.stats)) {
+    if (NL_LIKELY(!nlp_g.stats))
         nlp_g.acquire(l);
-        return;
-    }
-    nlp_stat_t *s = nlp_profile_get(m, NLP_OBJ_MUTEX, ra);
-    if (nlp_g.try_acquire(l) == 0) {
-        nlp_profile_write(s, 0, 0);
-        return;
-    }
-    uint64_t t0 = nl_now_ns();
-    nl_wait_counts_t before = nl_self()->wc;
-    nlp_g.acquire(l);
-    nlp_profile_write(s, 1, nl_now_ns() - t0);
-    nl_stats_add_waiting(&s->st, &before); /* parks, gate waits, grants while parked */
+    else
+        nlp_profiled_acquire(m, NLP_OBJ_MUTEX, ra, nlp_g.acquire, l);
 }
 
 static inline int raw_try(nlp_mutex_t *m, void *ra)

@@ -93,6 +93,17 @@ typedef struct nlp_config {
 } nlp_config_t;
 
 NL_HIDDEN extern nlp_config_t nlp_g;
+
+/* The lock block a pthread object points to at `slot` (a lock too large for
+ * the object, or NUMALOCK_RWLOCK's): allocated and initialised by the first
+ * thread that needs it and published with one CAS; a thread that loses the
+ * race frees its own. */
+NL_HIDDEN void *nlp_block_get_slow(_Atomic(void *) *slot, const nl_lock_ops_t *ops, size_t size, size_t align);
+static inline void *nlp_block_get(_Atomic(void *) *slot, const nl_lock_ops_t *ops, size_t size, size_t align)
+{
+    void *p = atomic_load_explicit(slot, memory_order_acquire);
+    return NL_LIKELY(p != NULL) ? p : nlp_block_get_slow(slot, ops, size, align);
+}
 /* 1 once initialised with an in-place mutex lock and statistics off */
 NL_HIDDEN extern _Atomic int nlp_fast;
 NL_HIDDEN extern _Atomic int nlp_ready;
@@ -183,6 +194,13 @@ NL_HIDDEN int nlp_profile_init(const char *lock_name);
 NL_HIDDEN nlp_stat_t *nlp_profile_get(const void *obj, uint32_t kind, void *caller);
 /* call holding the object exclusively */
 NL_HIDDEN void nlp_profile_write(nlp_stat_t *s, int contended, uint64_t wait_ns);
+/* Acquire numalock lock `l` with `acquire` for object `obj` (kind, caller)
+ * and record it: contended when the lock's slow path ran (the thread's
+ * waiting counters, as the generic handle reads them), the time it waited
+ * then, and its waiting events. The same call as without the profile: no
+ * try first. */
+NL_HIDDEN void nlp_profiled_acquire(const void *obj, uint32_t kind, void *caller, void (*acquire)(void *),
+                                    void *l);
 NL_HIDDEN void nlp_profile_read(nlp_stat_t *s, int contended, uint64_t wait_ns);
 
 #endif

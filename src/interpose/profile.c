@@ -84,6 +84,18 @@ void nlp_profile_write(nlp_stat_t *s, int contended, uint64_t wait_ns)
         BUMP(s->wait_ns, wait_ns);
 }
 
+void nlp_profiled_acquire(const void *obj, uint32_t kind, void *caller, void (*acquire)(void *), void *l)
+{
+    nlp_stat_t *s = nlp_profile_get(obj, kind, caller);
+    nl_self_t *self = nl_self();
+    nl_wait_counts_t before = self->wc;
+    uint64_t t0 = nl_ticks();
+    acquire(l);
+    int contended = self->wc.slow != before.slow;
+    nlp_profile_write(s, contended, contended ? nl_ticks_to_ns(nl_ticks() - t0) : 0);
+    nl_stats_add_waiting(&s->st, &before); /* parks, gate waits, grants while parked */
+}
+
 void nlp_profile_read(nlp_stat_t *s, int contended, uint64_t wait_ns)
 {
     nl_stats_on_read_acquire(&s->st);

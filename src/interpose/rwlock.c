@@ -60,23 +60,9 @@ static int builtin_wait(nlp_rwlock_t *r, int write, clockid_t clk, const struct 
 }
 
 /* ---- NUMALOCK_RWLOCK: a registered read-write algorithm in a block -------- */
-static void *rw_alg(nlp_rwlock_t *r)
+static inline void *rw_alg(nlp_rwlock_t *r)
 {
-    void *p = atomic_load_explicit(&r->alg, memory_order_acquire);
-    if (NL_LIKELY(p != NULL))
-        return p;
-    if (posix_memalign(&p, nlp_g.rw_align, nlp_g.rw_size) || !p)
-        abort();
-    memset(p, 0, nlp_g.rw_size);
-    if (nlp_g.rw_ops->init && nlp_g.rw_ops->init(p, NULL))
-        abort();
-    void *expect = NULL;
-    if (atomic_compare_exchange_strong_explicit(&r->alg, &expect, p, memory_order_acq_rel, memory_order_acquire))
-        return p;
-    if (nlp_g.rw_ops->destroy)
-        nlp_g.rw_ops->destroy(p);
-    free(p);
-    return expect;
+    return nlp_block_get(&r->alg, nlp_g.rw_ops, nlp_g.rw_size, nlp_g.rw_align);
 }
 
 static inline int alg_try(void *l, int write)

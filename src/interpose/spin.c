@@ -108,18 +108,10 @@ static int __attribute__((noinline)) spin_lock_slow(pthread_spinlock_t *l, void 
         nlp_profile_write(s, 1, nl_now_ns() - t0);
         return rc;
     }
-    if (!nlp_g.stats) {
+    if (!nlp_g.stats)
         nlp_g.spin_acquire((void *)l);
-        return 0;
-    }
-    nlp_stat_t *s = nlp_profile_get((void *)l, NLP_OBJ_SPIN, ra);
-    if (nlp_g.spin_try((void *)l) == 0) {
-        nlp_profile_write(s, 0, 0);
-        return 0;
-    }
-    uint64_t t0 = nl_now_ns();
-    nlp_g.spin_acquire((void *)l);
-    nlp_profile_write(s, 1, nl_now_ns() - t0);
+    else
+        nlp_profiled_acquire((void *)l, NLP_OBJ_SPIN, ra, nlp_g.spin_acquire, (void *)l);
     return 0;
 }
 

@@ -101,9 +101,9 @@ static inline int qs_trylock(nl_qspinlock_t *l)
  * any newcomer) re-take the lock ahead of it for a bounded time, checking the
  * word with exponential backoff: with two threads the releaser then runs
  * several critical sections with the lock and data cache lines at home
- * instead of handing them over each time (strict alternation ran at 0.47x
- * glibc's speed on the two-thread lock-bound program). Past its patience it
- * sets no-steal and the next release is its. */
+ * instead of handing them over each time (strict alternation costs a cache
+ * line transfer per section: docs/ALGORITHMS.md, qspinlock). Past its
+ * patience it sets no-steal and the next release is its. */
 static __attribute__((noinline)) void qs_pending_wait(nl_qspinlock_t *l, nl_waiter_t *w)
 {
     nl_backoff_t b = NL_BACKOFF_INIT(QS_PENDING_MIN_PAUSE, w);

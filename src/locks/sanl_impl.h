@@ -68,9 +68,7 @@ struct nl_sanl_slot {
 /* Delegation mode needs this many threads on the lock: a server pays off
  * only with two clients or more. With one, the server's own thread waits out
  * every round trip, which costs about as much as a hand-over of the in-place
- * lock (2 threads, 5 lines, interval 100 cycles: delegated 4.2M ops/s, in
- * place 11.6M, `numalock calibrate sanl --dry-run`; docs/ALGORITHMS.md,
- * sanl). A deviation from algorithm 1. */
+ * lock (figures: docs/ALGORITHMS.md, sanl). A deviation from algorithm 1. */
 #define SANL_MIN_JOINED 3
 
 /* One critical section in this many is timed for C_l (a power of two). */
@@ -110,9 +108,9 @@ static inline nl_sanl_slot_t *sanl_slot(nl_sanl_t *l, int id)
 }
 
 /* ---- the in-place lock ll: qspinlock-cna -----------------------------------
- * The best in-place lock measured here (issue text: "MCS or the CNA family,
- * measured"): 2 threads, interval 100 cycles, 5 lines, qspinlock-cna 1.38x
- * mcs (docs/ALGORITHMS.md, sanl). One word: free is 0. */
+ * The paper's in-place lock is an MCS-like queue lock; qspinlock-cna was the
+ * fastest of the MCS and CNA family in SANL's own workload (figures:
+ * docs/ALGORITHMS.md, sanl). One word: free is 0. */
 static inline bool sanl_ll_free(nl_sanl_t *l) { return atomic_load_explicit(&l->ll.val, memory_order_relaxed) == 0; }
 static inline int sanl_ll_try(nl_sanl_t *l) { return nl_qspin_cna_trylock(&l->ll); }
 static inline void sanl_ll_acquire(nl_sanl_t *l) { nl_qspin_cna_lock(&l->ll); }
@@ -404,12 +402,11 @@ static void *sanl_execute_impl(nl_sanl_t *l, nl_deleg_fn fn, void *arg)
         sanl_vote(l, s, now);
     int delegate, mode = __atomic_load_n(&l->cfg.mode, __ATOMIC_RELAXED); /* tests flip it */
     if (mode == NL_SANL_ADAPTIVE) {
-        /* in place while the machine is overloaded (the waiting design's
+        /* in place while the process is overloaded (the waiting design's
          * test), whatever the votes: a server serves only while it runs,
-         * and its clients spin on answers meanwhile (4 or 16 threads on 2
-         * CPUs delegated at 0.12x mcs, 5 lines, interval 100; in place
-         * about 0.95x). A deviation from algorithm 1, which assumes a CPU
-         * per thread. */
+         * and its clients spin on answers meanwhile (figures:
+         * docs/ALGORITHMS.md, sanl). A deviation from algorithm 1, which
+         * assumes a CPU per thread. */
         int32_t joined = atomic_load_explicit(&l->joined, memory_order_relaxed);
         delegate = joined >= SANL_MIN_JOINED &&
                    2 * atomic_load_explicit(&l->votes, memory_order_relaxed) > joined &&

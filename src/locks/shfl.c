@@ -210,11 +210,12 @@ static unsigned sh_shuffle(nl_shfl_t *l, sh_node_t *me, bool head);
 
 /* shfl-block while the process is overloaded (nl_wait_short: the waiter saw
  * more threads wanting a CPU than there are): a waiter behind the head parks
- * instead of yielding, and the head does not keep its successors awake. A spinning
- * waiter would take turns on a CPU with the holder and the head (with 8
- * threads on 2 CPUs a quarter of the time went to sched_yield's context
- * switches); the successor is woken by its grant instead, while running
- * threads of the holder's node may take the lock meanwhile. */
+ * instead of yielding, and the head does not keep its successors awake. A
+ * spinning waiter would take turns on a CPU with the holder and the head,
+ * and its yields are context switches the holder pays for (figures:
+ * docs/ALGORITHMS.md, shfl deviation (g)); the successor is woken by its
+ * grant instead, while running threads of the holder's node may take the
+ * lock meanwhile. */
 
 /* The head's patience: checks of the lock word during which running
  * threads of the holder's node may take the free lock. While the process

@@ -33,7 +33,7 @@ void nl_ticket_lock_slow(nl_ticket_t *l)
     ticket_wait(l, &w, atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed));
 }
 
-/* ticket `me` was taken by the inline path of version 0.1.0 (binary
+/* ticket `me` was taken by an inline path that takes the ticket itself (binary
  * compatibility), not yet served */
 void nl_ticket_acquire_slow(nl_ticket_t *l, uint32_t me)
 {

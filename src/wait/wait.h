@@ -69,6 +69,11 @@ static inline uint64_t nl_ns_to_ticks(uint64_t ns)
 {
     return ns * atomic_load_explicit(&nl_ticks_per_ms, memory_order_relaxed) / 1000000ull;
 }
+static inline uint64_t nl_ticks_to_ns(uint64_t ticks)
+{
+    uint64_t tpms = atomic_load_explicit(&nl_ticks_per_ms, memory_order_relaxed);
+    return tpms ? ticks / tpms * 1000000ull + ticks % tpms * 1000000ull / tpms : ticks;
+}
 
 /* ---- the evidence (load.c) ------------------------------------------------------
  * Refreshed by whichever waiter finds the sample stale (every ~2 ms; the
@@ -223,9 +228,8 @@ static inline void nl_wait_uncount(nl_waiter_t *w)
  * waiter is in line already, or the lock serves arrivals strictly in
  * order, so that one arrival that loses its CPU stalls it). An arrival
  * at a lock that is only held does not wait there even while others do:
- * with short critical sections and long work between them (RocksDB
- * cache_bench under the preload, 8 threads on 2 CPUs) sending it to the
- * gate as well ran shfl-block at 0.70x glibc instead of 1.3x. `busy` tells
+ * with short critical sections and long work between them, threads that
+ * could run would sleep (docs/ALGORITHMS.md, Waiting). `busy` tells
  * the passive waiter when the lock is free; a lock without one (NULL: any
  * running thread may take it) never waits at the gate. True when the
  * thread waited at the gate (its view of the lock word is stale). */
