@@ -55,7 +55,8 @@ typedef struct { NL_ATOMIC(uint32_t) next; NL_ATOMIC(uint32_t) owner; } nl_ticke
 /* the lock was taken: the library's gate while the machine is overloaded,
  * then a ticket, then the wait for it */
 NL_API void nl_ticket_lock_slow(nl_ticket_t *l);
-/* waits for ticket `me`, already taken (the inline path of version 0.1.0) */
+/* waits for ticket `me`, already taken (kept for binaries whose inline path
+ * takes the ticket itself) */
 NL_API void nl_ticket_acquire_slow(nl_ticket_t *l, uint32_t me);
 NL_INLINE void nl_ticket_acquire(nl_ticket_t *l)
 {
