@@ -55,7 +55,7 @@
 #define NL_GATE_FORCE 4u
 /* How long one node's FIFO is preferred while another node's waits: many
  * turns, so that most hand-overs stay on a node (GCR-NUMA). */
-#define NL_GATE_STAY_NS 50000000ull     /* 50 ms */
+#define NL_GATE_STAY_NS 100000000ull    /* 100 ms */
 /* A head of a FIFO that is not preferred looks this often at whether the
  * preference may move to it. */
 #define NL_GATE_IDLE_NAP_NS 2000000ull /* 2 ms */
