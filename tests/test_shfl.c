@@ -255,38 +255,44 @@ static void test_stats(void)
             atomic_store(&nl_count_spinners, 0);
             atomic_store(&nl_preempted, 0);
         }
-        nl_attr_t attr = { .stats = true };
-        hl = nl_lock_create(name, &attr);
-        CHECK(hl != NULL, "%s: not registered (%s)", name, strerror(errno));
-        if (!hl)
-            continue;
-        enum { T = 8, N = 300 };
-        pthread_t th[T];
-        count = 0;
-        atomic_store(&go, 0);
-        for (int i = 0; i < T; i++)
-            pthread_create(&th[i], NULL, stats_worker, (void *)(intptr_t)N);
-        atomic_store(&go, 1);
-        for (int i = 0; i < T; i++)
-            pthread_join(th[i], NULL);
-        nl_stats_snapshot_t s;
-        CHECK(nl_lock_stats(hl, &s) == 0, "%s: no statistics", name);
-        CHECK(count == (long)T * N, "%s: count %ld", name, count);
-        printf("test_shfl: %s, %s, 8 threads, virtual:2: %llu acquisitions, %llu contended, %llu hand-overs "
-               "(%llu remote), %llu shuffles moved %llu waiters\n",
-               name, policy, (unsigned long long)s.acquisitions, (unsigned long long)s.contended,
-               (unsigned long long)s.handovers, (unsigned long long)s.remote_handovers,
-               (unsigned long long)s.extra[0], (unsigned long long)s.extra[1]);
-        CHECK(s.acquisitions == (uint64_t)T * N, "%s: %llu acquisitions counted", name,
-              (unsigned long long)s.acquisitions);
-        const nl_lock_ops_t *ops = nl_lock_find(name);
-        CHECK(ops && ops->extra_names[0] && !strcmp(ops->extra_names[0], "shuffles") &&
-                  ops->extra_names[1] && !strcmp(ops->extra_names[1], "moved_waiters"),
-              "%s: extra counters not named shuffles, moved_waiters", name);
-        CHECK(s.extra[0] > 0, "%s, %s: no shuffle counted", name, policy);
-        CHECK(s.extra[1] >= s.extra[0], "%s: %llu moved waiters < %llu shuffles", name,
-              (unsigned long long)s.extra[1], (unsigned long long)s.extra[0]);
-        nl_lock_destroy(hl);
+        /* a shuffle needs two waiters of different nodes queued behind a
+         * third: a round can miss it, five in a row do not */
+        for (int round = 0; round < 5; round++) {
+            nl_attr_t attr = { .stats = true };
+            hl = nl_lock_create(name, &attr);
+            CHECK(hl != NULL, "%s: not registered (%s)", name, strerror(errno));
+            if (!hl)
+                break;
+            enum { T = 8, N = 300 };
+            pthread_t th[T];
+            count = 0;
+            atomic_store(&go, 0);
+            for (int i = 0; i < T; i++)
+                pthread_create(&th[i], NULL, stats_worker, (void *)(intptr_t)N);
+            atomic_store(&go, 1);
+            for (int i = 0; i < T; i++)
+                pthread_join(th[i], NULL);
+            nl_stats_snapshot_t s;
+            CHECK(nl_lock_stats(hl, &s) == 0, "%s: no statistics", name);
+            CHECK(count == (long)T * N, "%s: count %ld", name, count);
+            printf("test_shfl: %s, %s, 8 threads, virtual:2: %llu acquisitions, %llu contended, %llu hand-overs "
+                   "(%llu remote), %llu shuffles moved %llu waiters\n",
+                   name, policy, (unsigned long long)s.acquisitions, (unsigned long long)s.contended,
+                   (unsigned long long)s.handovers, (unsigned long long)s.remote_handovers,
+                   (unsigned long long)s.extra[0], (unsigned long long)s.extra[1]);
+            CHECK(s.acquisitions == (uint64_t)T * N, "%s: %llu acquisitions counted", name,
+                  (unsigned long long)s.acquisitions);
+            const nl_lock_ops_t *ops = nl_lock_find(name);
+            CHECK(ops && ops->extra_names[0] && !strcmp(ops->extra_names[0], "shuffles") &&
+                      ops->extra_names[1] && !strcmp(ops->extra_names[1], "moved_waiters"),
+                  "%s: extra counters not named shuffles, moved_waiters", name);
+            CHECK(s.extra[1] >= s.extra[0], "%s: %llu moved waiters < %llu shuffles", name,
+                  (unsigned long long)s.extra[1], (unsigned long long)s.extra[0]);
+            nl_lock_destroy(hl);
+            if (s.extra[0] > 0)
+                break;
+            CHECK(round < 4, "%s, %s: no shuffle counted in 5 rounds", name, policy);
+        }
     }
     nl_wait_set_policy(saved, NULL, 0);
 }

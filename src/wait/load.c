@@ -370,10 +370,14 @@ void nl_load_sample(void)
 
 void nl_note_preempted(void)
 {
+    nl_self()->wc.preempted++;
+    /* evidence pinned (nl_load_next at its maximum: tests that fix what the
+     * policy sees): no sample would ever clear the flag, so it is not set */
+    if (atomic_load_explicit(&nl_load_next, memory_order_relaxed) == UINT64_MAX)
+        return;
     atomic_store_explicit(&preempted_until, nl_ticks() + nl_ns_to_ticks(NL_EVIDENCE_NS),
                           memory_order_relaxed);
     if (!atomic_load_explicit(&nl_preempted, memory_order_relaxed))
         atomic_store_explicit(&nl_preempted, 1, memory_order_relaxed);
-    nl_self()->wc.preempted++;
 }
 
