@@ -15,28 +15,22 @@
  * then the leaf lock with "acquire the parent".
  *
  * The cohort logic (passes, grants "acquire the parent" / "passed, k-th
- * pass", the gate) is the composition in cohort_mcs.h, shared with
- * C-BO-MCS; both levels are the MCS queue of mcs_queue.h.
+ * pass", the gate) is the composition of cohort.h, shared with C-BO-MCS and
+ * C-TKT-TKT; both levels are the MCS queue of mcs_queue.h.
  * Values: 1 = acquire the parent, (k << 2) | 2 = passed, k-th pass.
  */
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include "cohort_mcs.h"
+#include "cohort.h"
 
-/* the composition of cohort_mcs.h with an MCS root whose nodes are the
- * leaves' gnodes (grant 1: the root is yours) */
+/* the root is an MCS queue whose nodes are the leaves' gnodes (grant 1: the
+ * root is yours); the leaves are cohort.h's MCS local locks */
 typedef struct {
-    nl_mcsq_tail_t root;   /* root MCS tail */
-    uint32_t nnodes;
-    uint32_t passes;
-    co_local_t *leaf;
+    nl_mcsq_tail_t root;
+    co_t co;
 } nl_hmcs_t;
 
-static void hm_root_acquire(void *g, co_local_t *L, nl_waiter_t *w) { nl_mcsq_join(g, &L->gnode, w); }
-static bool hm_root_try(void *g, co_local_t *L) { return nl_mcsq_try(g, &L->gnode) == 0; }
-static void hm_root_release(void *g, co_local_t *L) { nl_mcsq_leave(g, &L->gnode, 1); }
-
+CO_OP void hm_root_acquire(void *g, co_local_t *L, nl_waiter_t *w) { nl_mcsq_join(g, &L->gnode, w); }
+CO_OP bool hm_root_try(void *g, co_local_t *L) { return nl_mcsq_try(g, &L->gnode) == 0; }
+CO_OP void hm_root_release(void *g, co_local_t *L) { nl_mcsq_leave(g, &L->gnode, 1); }
 
 static const co_global_t hm_root = {
     hm_root_acquire, hm_root_try, hm_root_release, nl_mcsq_busy,
@@ -45,51 +39,39 @@ static const co_global_t hm_root = {
 static int hm_init(void *p, const nl_attr_t *attr)
 {
     nl_hmcs_t *l = p;
-    uint32_t n = co_nodes();
-    co_local_t *leaf = NULL;
-    if (posix_memalign((void **)&leaf, CO_LINE, n * sizeof *leaf) || !leaf)
-        return ENOMEM;
-    memset(leaf, 0, n * sizeof *leaf);
     atomic_init(&l->root, NULL);
-    l->nnodes = n;
-    l->passes = co_passes(attr);
-    l->leaf = leaf;
-    return 0;
+    return co_init(&l->co, attr);
 }
-
-static void hm_destroy(void *p)
-{
-    nl_hmcs_t *l = p;
-    free(l->leaf);
-    l->leaf = NULL;
-}
+static void hm_destroy(void *p) { co_destroy(&((nl_hmcs_t *)p)->co); }
 
 static bool hm_busy(const void *p)
 {
     const nl_hmcs_t *l = p;
-    return co_busy(&l->root, &hm_root, l->leaf, l->nnodes);
+    return co_busy(&l->root, &hm_root, &l->co, &co_local_mcs);
 }
-
+CO_SLOW void hm_acquire_slow(nl_hmcs_t *l)
+{
+    co_acquire_slow(l, &l->root, &l->co, &hm_root, &co_local_mcs, hm_busy);
+}
 static void hm_acquire(void *p)
 {
     nl_hmcs_t *l = p;
-    co_acquire(l, &l->root, l->leaf, l->nnodes, &hm_root, hm_busy);
+    if (!co_acquire_fast(l, &l->root, &l->co, &hm_root, &co_local_mcs))
+        hm_acquire_slow(l);
 }
-
 static int hm_try(void *p)
 {
     nl_hmcs_t *l = p;
-    return co_try(l, &l->root, l->leaf, l->nnodes, &hm_root);
+    return co_try(l, &l->root, &l->co, &hm_root, &co_local_mcs);
 }
-
 static void hm_release(void *p)
 {
     nl_hmcs_t *l = p;
-    co_release(l, &l->root, l->leaf, l->passes, &hm_root);
+    co_release(l, &l->root, &l->co, &hm_root, &co_local_mcs);
 }
 
 static size_t hm_bytes_at(unsigned nodes) { return sizeof(nl_hmcs_t) + nodes * sizeof(co_local_t); }
-static size_t hm_footprint(const void *p) { return hm_bytes_at(((const nl_hmcs_t *)p)->nnodes); }
+static size_t hm_footprint(const void *p) { return co_bytes(sizeof(nl_hmcs_t), &((const nl_hmcs_t *)p)->co); }
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_hmcs = {
     .name = "hmcs",

@@ -4,23 +4,15 @@
  * process is overloaded it waits passively at the gate first, so that the
  * tickets in line belong to running threads) before it takes a ticket. */
 #include <errno.h>
-#include "numalock/spinlocks.h"
-#include "../internal.h"
+#include "ticket_impl.h"
 
 static void ticket_wait(nl_ticket_t *l, nl_waiter_t *w, uint32_t me)
 {
-    while (atomic_load_explicit(&l->owner, memory_order_acquire) != me)
-        nl_wait_step(w);
+    nl_ticket_await(l, me, w);
     nl_wait_end(w);
 }
 
-/* taken: a ticket is out that has not been served */
-static bool ticket_busy(const void *p)
-{
-    const nl_ticket_t *t = p;
-    return atomic_load_explicit(&t->next, memory_order_relaxed) !=
-           atomic_load_explicit(&t->owner, memory_order_relaxed);
-}
+static bool ticket_busy(const void *p) { return nl_ticket_busy(p); }
 
 /* the inline fast path (spinlocks.h) found the lock taken */
 void nl_ticket_lock_slow(nl_ticket_t *l)
@@ -30,7 +22,7 @@ void nl_ticket_lock_slow(nl_ticket_t *l)
      * then loses its CPU stalls the lock */
     nl_waiter_t w;
     nl_wait_begin(&w, l, ticket_busy, true);
-    ticket_wait(l, &w, atomic_fetch_add_explicit(&l->next, 1, memory_order_relaxed));
+    ticket_wait(l, &w, nl_ticket_take(l));
 }
 
 /* ticket `me` was taken by an inline path that takes the ticket itself (binary
@@ -42,17 +34,7 @@ void nl_ticket_acquire_slow(nl_ticket_t *l, uint32_t me)
     ticket_wait(l, &w, me);
 }
 
-int nl_ticket_try(nl_ticket_t *l)
-{
-    uint32_t owner = atomic_load_explicit(&l->owner, memory_order_acquire);
-    uint32_t expect = owner;
-    /* succeed only if nobody holds or waits: next == owner */
-    if (atomic_compare_exchange_strong_explicit(&l->next, &expect, owner + 1,
-                                                memory_order_acquire, memory_order_relaxed))
-        return 0;
-    return EBUSY;
-}
-
+int nl_ticket_try(nl_ticket_t *l) { return nl_ticket_take_free(l) ? 0 : EBUSY; }
 
 static void op_acquire(void *l) { nl_ticket_acquire(l); }
 static int op_try(void *l) { return nl_ticket_try(l); }
