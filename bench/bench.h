@@ -15,6 +15,7 @@
 #include <time.h>
 #include "numalock/numalock.h"
 #include "numalock/topology.h"
+#include "numalock/clock.h"
 
 #define BENCH_MAX_LOCKS 64
 #define BENCH_MAX_THREADS_LIST 32
@@ -129,25 +130,6 @@ extern const bench_workload_t bench_kvmap, bench_latency, bench_instructions;
 extern const bench_workload_t bench_rwhash, bench_footprint;
 extern const bench_workload_t bench_contention;
 extern const bench_workload_t bench_delegation;
-
-/* Monotonic nanoseconds. */
-static inline uint64_t bench_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Cycles of the delegation microbenchmark and its calibration (SANL paper
- * sec. 4.1): the time-stamp counter, or about 2 per ns without one. */
-static inline uint64_t bench_cycles(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_ia32_rdtsc();
-#else
-    return bench_now_ns() * 2;
-#endif
-}
 
 /* One shared cache line that a critical section writes. */
 typedef struct {

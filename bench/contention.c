@@ -71,7 +71,7 @@ static void *ct_thread(void *p)
     atomic_fetch_add(&sh->ready, 1);
     while (!atomic_load_explicit(&sh->go, memory_order_acquire))
         ;
-    uint64_t t0 = bench_now_ns();
+    uint64_t t0 = nl_clock_ns();
     atomic_fetch_add(&sh->started, 1);
     while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
         ops->acquire(lock);
@@ -81,7 +81,7 @@ static void *ct_thread(void *p)
         ops->release(lock);
         n++;
     }
-    t->seconds = (double)(bench_now_ns() - t0) / 1e9;
+    t->seconds = (double)(nl_clock_ns() - t0) / 1e9;
     t->ops = n;
     return NULL;
 }

@@ -2,8 +2,8 @@
  * The RCL / SANL microbenchmark (Lozi et al., USENIX ATC 2012, sec. 4.1; SANL
  * paper sec. 4.2): every thread repeatedly runs a critical section that
  * increments a counter in each of --lines shared cache lines, then does
- * --interval cycles of local work (a busy loop on the cycle counter); the
- * shorter the interval, the higher the contention. Every lock runs the
+ * --interval cycles of local work (a busy loop on nl_clock_ticks(): the
+ * time-stamp counter on x86); the shorter the interval, the higher the contention. Every lock runs the
  * critical section as a function through nl_lock_execute: a delegation lock
  * may ship it to a server, an in-place lock acquires, calls and releases.
  *
@@ -76,8 +76,8 @@ static void dl_op(void *state, int tid, nl_lock_t *lock)
         abort(); /* the caller must get its own result */
     if (tid == 0 && (++dl_threads[0].n & 255) == 0)
         dl_counters(st, lock);
-    uint64_t t0 = bench_cycles();
-    while (bench_cycles() - t0 < st->interval)
+    uint64_t t0 = nl_clock_ticks();
+    while (nl_clock_ticks() - t0 < st->interval)
         ;
 }
 
@@ -85,9 +85,9 @@ static double tsc_hz;
 
 static double measure_tsc_hz(void)
 {
-    uint64_t n0 = bench_now_ns(), c0 = bench_cycles();
+    uint64_t n0 = nl_clock_ns(), c0 = nl_clock_ticks();
     usleep(50000);
-    uint64_t n1 = bench_now_ns(), c1 = bench_cycles();
+    uint64_t n1 = nl_clock_ns(), c1 = nl_clock_ticks();
     return n1 > n0 ? (double)(c1 - c0) * 1e9 / (double)(n1 - n0) : 2e9;
 }
 

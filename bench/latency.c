@@ -46,12 +46,12 @@ static int lat_run(bench_ctx_t *c)
     for (long r = 0; r < rounds; r++) {
         for (size_t j = 0; j < n; j++) {
             size_t i = (j + (size_t)r) % n; /* rotate the order each round */
-            uint64_t t0 = bench_now_ns();
+            uint64_t t0 = nl_clock_ns();
             for (long k = 0; k < pairs; k++) {
                 nl_lock_acquire(h[i]);
                 nl_lock_release(h[i]);
             }
-            ns[i * (size_t)rounds + (size_t)r] = (double)(bench_now_ns() - t0) / (double)pairs;
+            ns[i * (size_t)rounds + (size_t)r] = (double)(nl_clock_ns() - t0) / (double)pairs;
         }
     }
     /* ratio to pthread per round (both measured moments apart), median kept:

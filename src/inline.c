@@ -4,3 +4,4 @@
 #define NL_EMIT_INLINE
 #include "numalock/spinlocks.h"
 #include "numalock/cna.h"
+#include "numalock/clock.h"

@@ -195,22 +195,22 @@ static void test_once(void)
     /* the dropped request needs a downgrade with a request pending: repeat
      * until one happens (a correct lock never fails, so this cannot hide one) */
     for (int round = 0; round < 50 && !failures; round++) {
-        nl_sanl_config_t b = { .mode = NL_SANL_DELEGATE, .t_s = 1, .t_w = 3000, .ls_k = 1 };
+        nl_sanl_config_t b = { .mode = NL_SANL_DELEGATE, .t_s = 1, .t_w_ns = 1200, .ls_k = 1 };
         run_once("broken sanl delegate T_s=1", KIND_SANL, &b, 0);
     }
     return;
 #endif
-    nl_sanl_config_t c = { .mode = NL_SANL_DELEGATE, .t_s = 1, .t_w = 3000, .ls_k = 1 };
+    nl_sanl_config_t c = { .mode = NL_SANL_DELEGATE, .t_s = 1, .t_w_ns = 1200, .ls_k = 1 };
     run_once("sanl delegate T_s=1", KIND_SANL, &c, 0);
     c.t_s = 100;
-    c.t_w = 0;
+    c.t_w_ns = 0;
     run_once("sanl delegate T_s=100", KIND_SANL, &c, 0);
     run_once("fc", KIND_FC, NULL, 0);
 }
 
 static void test_switch(void)
 {
-    nl_sanl_config_t c = { .mode = NL_SANL_DELEGATE, .t_s = 2, .t_w = 3000 };
+    nl_sanl_config_t c = { .mode = NL_SANL_DELEGATE, .t_s = 2, .t_w_ns = 1200 };
     run_once("sanl flipped modes", KIND_SANL, &c, 1);
     nl_sanl_config_t a = { .mode = NL_SANL_ADAPTIVE, .boundary = 1 };
     run_once("sanl adaptive", KIND_SANL, &a, 0);
@@ -221,7 +221,7 @@ static void test_numa(void)
     nnodes = nl_topology_nodes();
     for (int pol = NL_SANL_SERVING_FIRST; pol <= NL_SANL_NO_NUMA; pol++) {
         /* theta_f 1/1024: every thread votes restrictive, remote clients wait */
-        nl_sanl_config_t c = { .policy = pol, .mode = NL_SANL_DELEGATE, .t_s = 20, .t_w = 5000,
+        nl_sanl_config_t c = { .policy = pol, .mode = NL_SANL_DELEGATE, .t_s = 20, .t_w_ns = 2000,
                                .theta_f = 1, .boundary = 1 };
         char what[64];
         snprintf(what, sizeof what, "sanl policy %s, %d nodes",
@@ -280,7 +280,7 @@ static void test_cond(void)
 {
     int pairs = nthreads / 2 > 0 ? nthreads / 2 : 1;
     for (int mode = NL_SANL_ADAPTIVE; mode <= NL_SANL_DELEGATE; mode++) {
-        nl_sanl_config_t c = { .mode = mode, .t_s = 50, .t_w = 5000 };
+        nl_sanl_config_t c = { .mode = mode, .t_s = 50, .t_w_ns = 2000 };
         CHECK(nl_sanl_init(&sanl, &c) == 0, "init");
         items = 0;
         consumed = 0;

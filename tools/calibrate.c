@@ -67,14 +67,14 @@ static void *cal_worker(void *p)
     uint64_t n = 0;
     while (!atomic_load_explicit(&cal.stop, memory_order_relaxed)) {
         int sample = (n & 7) == 0;
-        uint64_t a = sample ? bench_cycles() : 0;
+        uint64_t a = sample ? nl_clock_ticks() : 0;
         nl_sanl_execute(&cal.lock, cal_cs, NULL);
-        uint64_t b = bench_cycles();
-        while (bench_cycles() - b < cal.interval)
+        uint64_t b = nl_clock_ticks();
+        while (nl_clock_ticks() - b < cal.interval)
             ;
         if (sample) {
             t->in_cs += b - a;
-            t->total += bench_cycles() - a;
+            t->total += nl_clock_ticks() - a;
         }
         n++;
     }
@@ -102,13 +102,13 @@ static int cal_point(const nl_sanl_config_t *cfg, uint64_t interval, int threads
     for (; made < threads; made++)
         if (pthread_create(&th[made], NULL, cal_worker, &ts[made]))
             break;
-    uint64_t t0 = bench_now_ns();
+    uint64_t t0 = nl_clock_ns();
     struct timespec d = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
     nanosleep(&d, NULL);
     atomic_store(&cal.stop, 1);
     for (int i = 0; i < made; i++)
         pthread_join(th[i], NULL);
-    double el = (double)(bench_now_ns() - t0) / 1e9;
+    double el = (double)(nl_clock_ns() - t0) / 1e9;
     uint64_t ops = 0;
     double share = 0;
     for (int i = 0; i < made; i++) {
@@ -306,9 +306,9 @@ void nl_cli_list_lock_json(const nl_lock_ops_t *o)
     nl_sanl_config_t p;
     const char *src;
     nl_sanl_params(&p, &src);
-    printf("\"thresholds\": {\"theta_l\": %.4f, \"theta_f\": %.4f, \"ls_k\": %u, \"t_s\": %u, \"t_w_cycles\": %u, "
+    printf("\"thresholds\": {\"theta_l\": %.4f, \"theta_f\": %.4f, \"ls_k\": %u, \"t_s\": %u, \"t_w_ns\": %u, "
            "\"source\": ",
-           p.theta_l / 1024.0, p.theta_f / 1024.0, p.ls_k, p.t_s, p.t_w);
+           p.theta_l / 1024.0, p.theta_f / 1024.0, p.ls_k, p.t_s, p.t_w_ns);
     json_str(stdout, src);
     printf("}, ");
 }

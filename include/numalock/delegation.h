@@ -53,7 +53,7 @@ typedef struct nl_sanl_config {
     uint32_t theta_f;    /* free/restrictive threshold on C_l, in 1/1024 */
     uint32_t ls_k;       /* L_s = ls_k * 1024 / C_l, clamped to 1..1000 (f(1/C_l), sec. 3.4.3) */
     uint32_t t_s;        /* static limit of a server's walks over the array */
-    uint32_t t_w;        /* client wait bound in cycles before it tries to become the server */
+    uint32_t t_w_ns;     /* client wait bound in ns before it tries to become the server */
     uint32_t boundary;   /* vote buffer of algorithm 1 */
 } nl_sanl_config_t;
 

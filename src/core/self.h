@@ -15,6 +15,7 @@
 #include <sched.h>
 #include "numalock/numalock.h"
 #include "numalock/topology.h"
+#include "numalock/clock.h"
 
 #define NL_HIDDEN __attribute__((visibility("hidden")))
 #define NL_TLS __thread __attribute__((tls_model("initial-exec")))
@@ -154,18 +155,19 @@ static inline uint64_t nl_rand(void)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-/* Monotonic nanoseconds. */
-NL_HIDDEN uint64_t nl_now_ns(void);
-
-/* Cheap clock for wait budgets and heartbeats: the time-stamp counter where
- * there is one (about 1-3 ticks per ns), else nanoseconds. */
-static inline uint64_t nl_ticks(void)
+/* The clock (include/numalock/clock.h): nl_clock_ns(), nl_clock_ticks(), and
+ * the ticks' rate, measured by the load sampler (src/wait/load.c) against
+ * nanoseconds; until then a guess for the counter. The conversions, inline
+ * for the waiting loops (the API functions in thread.c are these). */
+NL_HIDDEN extern _Atomic uint64_t nl_ticks_per_ms;
+static inline uint64_t nl_ns_to_ticks(uint64_t ns)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_ia32_rdtsc();
-#else
-    return nl_now_ns();
-#endif
+    return ns * atomic_load_explicit(&nl_ticks_per_ms, memory_order_relaxed) / 1000000ull;
+}
+static inline uint64_t nl_ticks_to_ns(uint64_t ticks)
+{
+    uint64_t tpms = atomic_load_explicit(&nl_ticks_per_ms, memory_order_relaxed);
+    return tpms ? ticks / tpms * 1000000ull + ticks % tpms * 1000000ull / tpms : ticks;
 }
 
 #endif

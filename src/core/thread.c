@@ -86,9 +86,32 @@ static void self_key_init(void)
     pthread_key_create(&self_key, self_destroy);
 }
 
+/* The guess until the sampler measures the rate: x86's time-stamp counter
+ * runs at a few GHz; aarch64's virtual counter states its frequency (read
+ * at the first thread record); nanoseconds elsewhere. */
+#if defined(__x86_64__) || defined(__i386__)
+_Atomic uint64_t nl_ticks_per_ms = 2500000;
+#else
+_Atomic uint64_t nl_ticks_per_ms = 1000000;
+#endif
+
+static void clock_guess(void)
+{
+#if defined(__aarch64__)
+    static _Atomic int done;
+    if (atomic_exchange_explicit(&done, 1, memory_order_relaxed))
+        return;
+    uint64_t hz;
+    __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(hz));
+    if (hz >= 1000)
+        atomic_store_explicit(&nl_ticks_per_ms, hz / 1000, memory_order_relaxed);
+#endif
+}
+
 nl_self_t *nl_self_create(void)
 {
     pthread_once(&self_once, self_key_init);
+    clock_guess();
     nl_self_t *s = NULL;
     if (posix_memalign((void **)&s, NL_CACHELINE, sizeof *s) || !s)
         abort(); /* no memory for a 1.2 KiB thread record: nothing sane to do */
@@ -173,9 +196,12 @@ void nl_qnode_put_slow(nl_self_t *s, void *node)
     }
 }
 
-uint64_t nl_now_ns(void)
+uint64_t nl_clock_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+uint64_t nl_clock_ticks_to_ns(uint64_t ticks) { return nl_ticks_to_ns(ticks); }
+uint64_t nl_clock_ns_to_ticks(uint64_t ns) { return nl_ns_to_ticks(ns); }

@@ -75,7 +75,7 @@ static int raw_timed(nlp_mutex_t *m, clockid_t clk, const struct timespec *abs, 
         goto got_uncontended;
     if (nlp_bad_time(abs))
         return EINVAL;
-    uint64_t t0 = nlp_g.stats ? nl_now_ns() : 0;
+    uint64_t t0 = nlp_g.stats ? nl_clock_ns() : 0;
     for (int i = 0; i < 64; i++) {
         nl_cpu_relax();
         if (nlp_g.try_acquire(l) == 0)
@@ -101,7 +101,7 @@ static int raw_timed(nlp_mutex_t *m, clockid_t clk, const struct timespec *abs, 
     }
 got:
     if (nlp_g.stats)
-        nlp_profile_write(nlp_profile_get(m, NLP_OBJ_MUTEX, ra), 1, nl_now_ns() - t0);
+        nlp_profile_write(nlp_profile_get(m, NLP_OBJ_MUTEX, ra), 1, nl_clock_ns() - t0);
     return 0;
 got_uncontended:
     if (nlp_g.stats)
@@ -122,10 +122,10 @@ int nlp_mutex_glibc_lock(pthread_mutex_t *pm, void *ra)
     }
     if (rc != EBUSY)
         return rc;
-    uint64_t t0 = nl_now_ns();
+    uint64_t t0 = nl_clock_ns();
     rc = nlp_real.mutex_lock(pm);
     if (rc == 0 || rc == EOWNERDEAD)
-        nlp_profile_write(s, 1, nl_now_ns() - t0);
+        nlp_profile_write(s, 1, nl_clock_ns() - t0);
     return rc;
 }
 
@@ -142,12 +142,12 @@ static int glibc_timed(pthread_mutex_t *pm, clockid_t clk, const struct timespec
     int rc;
     if (nlp_g.stats && (rc = glibc_try(pm, ra)) != EBUSY)
         return rc;
-    uint64_t t0 = nlp_g.stats ? nl_now_ns() : 0;
+    uint64_t t0 = nlp_g.stats ? nl_clock_ns() : 0;
     rc = nlp_real.mutex_clocklock ? nlp_real.mutex_clocklock(pm, clk, abs)
          : clk == CLOCK_REALTIME  ? nlp_real.mutex_timedlock(pm, abs)
                                   : EINVAL;
     if (nlp_g.stats && (rc == 0 || rc == EOWNERDEAD))
-        nlp_profile_write(nlp_profile_get(pm, NLP_OBJ_MUTEX, ra), 1, nl_now_ns() - t0);
+        nlp_profile_write(nlp_profile_get(pm, NLP_OBJ_MUTEX, ra), 1, nl_clock_ns() - t0);
     return rc;
 }
 

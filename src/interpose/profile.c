@@ -89,10 +89,10 @@ void nlp_profiled_acquire(const void *obj, uint32_t kind, void *caller, void (*a
     nlp_stat_t *s = nlp_profile_get(obj, kind, caller);
     nl_self_t *self = nl_self();
     nl_wait_counts_t before = self->wc;
-    uint64_t t0 = nl_ticks();
+    uint64_t t0 = nl_clock_ticks();
     acquire(l);
     int contended = self->wc.slow != before.slow;
-    nlp_profile_write(s, contended, contended ? nl_ticks_to_ns(nl_ticks() - t0) : 0);
+    nlp_profile_write(s, contended, contended ? nl_ticks_to_ns(nl_clock_ticks() - t0) : 0);
     nl_stats_add_waiting(&s->st, &before); /* parks, gate waits, grants while parked */
 }
 

@@ -106,7 +106,7 @@ static int glibc_rw_lock(pthread_rwlock_t *pr, int write, int trylock, clockid_t
         }
         return rc;
     }
-    uint64_t t0 = nlp_g.stats ? nl_now_ns() : 0;
+    uint64_t t0 = nlp_g.stats ? nl_clock_ns() : 0;
     if (!abs)
         rc = write ? nlp_real.rw_wrlock(pr) : nlp_real.rw_rdlock(pr);
     else if (write)
@@ -115,7 +115,7 @@ static int glibc_rw_lock(pthread_rwlock_t *pr, int write, int trylock, clockid_t
         rc = nlp_real.rw_clockrdlock ? nlp_real.rw_clockrdlock(pr, clk, abs) : nlp_real.rw_timedrdlock(pr, abs);
     if (rc == 0 && nlp_g.stats) {
         nlp_stat_t *s = nlp_profile_get(pr, NLP_OBJ_RWLOCK, ra);
-        write ? nlp_profile_write(s, 1, nl_now_ns() - t0) : nlp_profile_read(s, 1, nl_now_ns() - t0);
+        write ? nlp_profile_write(s, 1, nl_clock_ns() - t0) : nlp_profile_read(s, 1, nl_clock_ns() - t0);
     }
     return rc;
 }
@@ -139,7 +139,7 @@ static int rw_lock_impl(pthread_rwlock_t *pr, int write, int trylock, clockid_t 
     if (rc == EBUSY && !trylock) {
         contended = 1;
         if (nlp_g.stats)
-            t0 = nl_now_ns();
+            t0 = nl_clock_ns();
         rc = alg ? alg_lock(alg, write, clk, abs) : builtin_wait(r, write, clk, abs);
     }
     if (rc)
@@ -148,7 +148,7 @@ static int rw_lock_impl(pthread_rwlock_t *pr, int write, int trylock, clockid_t 
         atomic_store_explicit(&r->writer, me, memory_order_relaxed);
     if (nlp_g.stats) {
         nlp_stat_t *s = nlp_profile_get(pr, NLP_OBJ_RWLOCK, ra);
-        uint64_t dt = contended ? nl_now_ns() - t0 : 0;
+        uint64_t dt = contended ? nl_clock_ns() - t0 : 0;
         write ? nlp_profile_write(s, contended, dt) : nlp_profile_read(s, contended, dt);
     }
     return 0;

@@ -103,9 +103,9 @@ static int __attribute__((noinline)) spin_lock_slow(pthread_spinlock_t *l, void 
             nlp_profile_write(s, 0, 0);
             return 0;
         }
-        uint64_t t0 = nl_now_ns();
+        uint64_t t0 = nl_clock_ns();
         int rc = nlp_real.spin_lock(l);
-        nlp_profile_write(s, 1, nl_now_ns() - t0);
+        nlp_profile_write(s, 1, nl_clock_ns() - t0);
         return rc;
     }
     if (!nlp_g.stats)

@@ -28,12 +28,11 @@ typedef struct cst_qnode {
     uint32_t requeued;               /* woken with R at least once            */
     struct cst_snode *snode;         /* snode this waiter queued on           */
     struct cst_qnode *pnext;         /* parking list link (local lock holder) */
-    _Atomic uint64_t beat;           /* last time seen spinning (cst_ticks)    */
-    uint64_t since;                  /* first queued (cst_ticks), for the starvation bound */
+    _Atomic uint64_t beat;           /* last time seen spinning (nl_clock_ticks) */
+    uint64_t since;                  /* first queued (nl_clock_ticks), for the starvation bound */
 } cst_qnode_t;
 
 /* Cheap clock for heartbeats (src/core/self.h). */
-static inline uint64_t cst_ticks(void) { return nl_ticks(); }
 
 /* Per-node structure, two cache lines as in the paper (sec. 4.1): an
  * almost-read-only line for the snode list walk, and the lock line. Fields

@@ -25,15 +25,6 @@ static inline int nl_deleg_slot(void)
 /* Threads holding a slot now (the Id Manager's count of contending threads). */
 NL_HIDDEN int nl_deleg_slots_in_use(void);
 
-static inline uint64_t nl_deleg_cycles(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_ia32_rdtsc();
-#else
-    return nl_now_ns() * 2; /* about 2 GHz */
-#endif
-}
-
 /* First use of one of a lock's chunks of per-slot records: NL_DELEG_CHUNK
  * zeroed, cache-line aligned elements of `size` bytes, published in *cell,
  * or the ones another thread published first; NULL without memory. */

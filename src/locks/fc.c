@@ -12,8 +12,8 @@
  * it looks free, and pushes its record again if a combiner unlinked it.
  *
  * Deviations: the combiner lock is the MCS lock (the paper uses a test-and-set
- * word), so that a waiter that has not been answered within FC_PATIENCE
- * cycles can queue on it and sleep instead of spinning (2 cores, 32 threads
+ * word), so that a waiter that has not been answered within FC_PATIENCE_NS
+ * can queue on it and sleep instead of spinning (2 cores, 32 threads
  * here); with ll held, such a thread combines, and runs its own request itself
  * if its record had been unlinked. Plain acquire/release take ll as well, so an
  * in-place holder excludes the combiner.
@@ -32,7 +32,7 @@
 #define FC_PASSES 3
 #define FC_CLEAN_EVERY 64
 #define FC_AGE 256
-#define FC_PATIENCE 20000 /* cycles */
+#define FC_PATIENCE_NS 8000
 
 struct nl_fc_rec {
     _Alignas(NL_CACHELINE) _Atomic(nl_deleg_fn) fn; /* non-NULL: pending */
@@ -125,7 +125,7 @@ void *nl_fc_execute(nl_fc_t *l, nl_deleg_fn fn, void *arg)
         fc_push(l, me);
     nl_waiter_t w;
     nl_waiter_init(&w);
-    uint64_t t0 = nl_deleg_cycles();
+    uint64_t t0 = nl_clock_ticks(), patience = nl_ns_to_ticks(FC_PATIENCE_NS);
     for (;;) {
         if (atomic_load_explicit(&me->done, memory_order_acquire) == 1)
             return me->result;
@@ -133,7 +133,7 @@ void *nl_fc_execute(nl_fc_t *l, nl_deleg_fn fn, void *arg)
             break;
         if (!atomic_load_explicit(&me->active, memory_order_acquire))
             fc_push(l, me);
-        if (nl_deleg_cycles() - t0 > FC_PATIENCE) {
+        if (nl_clock_ticks() - t0 > patience) {
             nl_mcs_acquire(&l->ll);
             break;
         }

@@ -71,11 +71,12 @@ int nl_deleg_slots_in_use(void)
 
 /* ---- thresholds ------------------------------------------------------------ */
 /* Built-in defaults: theta_l, theta_f from the paper's Intel machine (17 %,
- * 56 %, table 5); T_s = 100 walks and T_w = 10,000 cycles (sec. 4.1); L_s =
+ * 56 %, table 5); T_s = 100 walks and T_w = 10,000 cycles (sec. 4.1), here 4 us (10,000
+ * cycles at 2.5 GHz); L_s =
  * 16 / C_l (16 walks at full contention); boundary 4. */
 static const nl_sanl_config_t builtin = {
     .policy = NL_SANL_SERVING_FIRST, .mode = NL_SANL_ADAPTIVE,
-    .theta_l = 174, .theta_f = 573, .ls_k = 16, .t_s = 100, .t_w = 10000, .boundary = 4,
+    .theta_l = 174, .theta_f = 573, .ls_k = 16, .t_s = 100, .t_w_ns = 4000, .boundary = 4,
 };
 static nl_sanl_config_t params;
 static char params_source[512] = "built-in defaults";
@@ -101,8 +102,8 @@ int nl_sanl_params_path(char *buf, size_t len)
     return ENOENT;
 }
 
-/* "key = value" lines; theta_l, theta_f as fractions, ls_k, t_s, t_w as
- * numbers; '#' starts a comment. A file with a bad line is ignored whole. */
+/* "key = value" lines; theta_l, theta_f as fractions, ls_k, t_s, t_w_ns
+ * as numbers; '#' starts a comment. A file with a bad line is ignored whole. */
 static void params_load(void)
 {
     params = builtin;
@@ -136,8 +137,8 @@ static void params_load(void)
             p.ls_k = (uint32_t)v;
         else if (!strcmp(key, "t_s") && v >= 1 && v <= 1000000)
             p.t_s = (uint32_t)v;
-        else if (!strcmp(key, "t_w") && v >= 1 && v <= 1e9)
-            p.t_w = (uint32_t)v;
+        else if (!strcmp(key, "t_w_ns") && v >= 1 && v <= 1e9)
+            p.t_w_ns = (uint32_t)v;
         else
             ok = 0;
     }
@@ -172,7 +173,7 @@ int nl_sanl_init(nl_sanl_t *l, const nl_sanl_config_t *cfg)
         if (cfg->theta_f) p.theta_f = cfg->theta_f;
         if (cfg->ls_k) p.ls_k = cfg->ls_k;
         if (cfg->t_s) p.t_s = cfg->t_s;
-        if (cfg->t_w) p.t_w = cfg->t_w;
+        if (cfg->t_w_ns) p.t_w_ns = cfg->t_w_ns;
         if (cfg->boundary) p.boundary = cfg->boundary;
     }
     memset(l, 0, sizeof *l);

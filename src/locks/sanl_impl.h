@@ -234,14 +234,14 @@ static inline uint32_t sanl_walk(nl_sanl_t *l, nl_sanl_slot_t *me, int final)
 }
 
 /* The server's pause after an empty walk, and a client's pause while it
- * waits within T_w: cycles on the time-stamp counter, with a PAUSE only now
- * and then (in a virtual machine, a run of PAUSEs can exit to the
- * hypervisor: microseconds, where an answer takes a few hundred cycles). */
-#define SANL_GAP 256
+ * waits within T_w: on the clock's ticks, with a PAUSE only now and then (in
+ * a virtual machine, a run of PAUSEs can exit to the hypervisor:
+ * microseconds, where an answer takes a few hundred cycles). */
+#define SANL_GAP_NS 100
 static inline void sanl_gap(void)
 {
-    uint64_t t = nl_deleg_cycles();
-    while (nl_deleg_cycles() - t < SANL_GAP)
+    uint64_t t = nl_clock_ticks(), gap = nl_ns_to_ticks(SANL_GAP_NS);
+    while (nl_clock_ticks() - t < gap)
         __asm__ __volatile__("" ::: "memory");
 }
 
@@ -287,7 +287,7 @@ static void *sanl_serve(nl_sanl_t *l, nl_sanl_slot_t *me, nl_deleg_fn fn, void *
     return res;
 }
 
-static inline uint64_t sanl_elapsed(uint64_t since) { return nl_deleg_cycles() - since; }
+static inline uint64_t sanl_elapsed(uint64_t since) { return nl_clock_ticks() - since; }
 
 /* serving-first / distance-first admission of a client to the current server */
 static inline int sanl_admitted(const nl_sanl_t *l, const nl_sanl_slot_t *s, int node)
@@ -308,7 +308,7 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
 {
     nl_waiter_t w;
     nl_waiter_init(&w);
-    uint64_t t0 = nl_deleg_cycles();
+    uint64_t t0 = nl_clock_ticks(), t_w = nl_ns_to_ticks(l->cfg.t_w_ns);
     /* become the server by trylock, or wait until we may send to the server */
     for (;;) {
         if (sanl_ll_free(l) && sanl_ll_try(l) == 0)
@@ -317,7 +317,7 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
             break;
         /* a remote server that does not admit us: after T_w, queue for ll
          * unless a thread of this node is queued already (Q, one per node) */
-        if (sanl_elapsed(t0) > l->cfg.t_w && !atomic_load_explicit(&l->q_node[node], memory_order_relaxed)) {
+        if (sanl_elapsed(t0) > t_w && !atomic_load_explicit(&l->q_node[node], memory_order_relaxed)) {
             uint8_t expect = 0;
             if (atomic_compare_exchange_strong_explicit(&l->q_node[node], &expect, 1, memory_order_acquire,
                                                         memory_order_relaxed)) {
@@ -334,7 +334,7 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
     s->arg = arg;
     atomic_store_explicit(&s->done, NL_GRANT_WAITING, memory_order_relaxed);
     atomic_store_explicit(&s->fn, fn, memory_order_seq_cst);
-    t0 = nl_deleg_cycles();
+    t0 = nl_clock_ticks();
     for (uint32_t n = 0;;) {
         uint32_t d = atomic_load_explicit(&s->done, memory_order_acquire);
         if (d == SANL_ANSWERED)
@@ -348,7 +348,7 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
             sanl_ll_free(l) && sanl_ll_try(l) == 0)
             goto holding;
         if ((++n & 15) == 0) {
-            if (sanl_elapsed(t0) > l->cfg.t_w)
+            if (sanl_elapsed(t0) > t_w)
                 break;
             nl_cpu_relax();
         }
@@ -397,7 +397,7 @@ static void *sanl_execute_impl(nl_sanl_t *l, nl_deleg_fn fn, void *arg)
      * is timed, and the next one's start closes its ratio and votes; a
      * cycle counter read costs 12-55 ns in this project's virtual machines */
     uint32_t k = ++s->tick & (SANL_SAMPLE - 1);
-    uint64_t now = k == SANL_SAMPLE - 1 || k == 0 ? nl_deleg_cycles() : 0;
+    uint64_t now = k == SANL_SAMPLE - 1 || k == 0 ? nl_clock_ticks() : 0;
     if (k == 0)
         sanl_vote(l, s, now);
     int delegate, mode = __atomic_load_n(&l->cfg.mode, __ATOMIC_RELAXED); /* tests flip it */
@@ -440,7 +440,7 @@ static void *sanl_execute_impl(nl_sanl_t *l, nl_deleg_fn fn, void *arg)
          * machine whose threads share a CPU it chose a server that nobody
          * sends to) */
         s->begin = now;
-        s->end = s->contended ? nl_deleg_cycles() : now;
+        s->end = s->contended ? nl_clock_ticks() : now;
     }
     return r;
 }

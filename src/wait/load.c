@@ -32,7 +32,6 @@ _Atomic uint32_t nl_parked;
 _Atomic uint32_t nl_budget_cpus = 1;
 _Atomic uint32_t nl_count_spinners = 1;
 _Atomic uint32_t nl_preempted;
-_Atomic uint64_t nl_ticks_per_ms = 2500000; /* 2.5 ticks per ns until measured */
 static _Atomic uint64_t preempted_until;   /* ticks */
 static _Atomic int online_cpus;
 static _Atomic uint32_t samples;
@@ -317,7 +316,7 @@ static uint32_t affinity_cpus(void)
 /* ---- the sampler ------------------------------------------------------------ */
 void nl_load_sample(void)
 {
-    uint64_t now = nl_ticks();
+    uint64_t now = nl_clock_ticks();
     uint64_t next = atomic_load_explicit(&nl_load_next, memory_order_relaxed);
     if (now < next)
         return;
@@ -329,7 +328,7 @@ void nl_load_sample(void)
     uint32_t k = atomic_fetch_add_explicit(&samples, 1, memory_order_relaxed);
 
     /* the tick rate, against the monotonic clock, over the sampler's life */
-    uint64_t ns = nl_now_ns();
+    uint64_t ns = nl_clock_ns();
     uint64_t c_ns = atomic_load_explicit(&calib_ns, memory_order_acquire);
     if (!c_ns) {
         atomic_store_explicit(&calib_ticks, now, memory_order_relaxed);
@@ -375,7 +374,7 @@ void nl_note_preempted(void)
      * policy sees): no sample would ever clear the flag, so it is not set */
     if (atomic_load_explicit(&nl_load_next, memory_order_relaxed) == UINT64_MAX)
         return;
-    atomic_store_explicit(&preempted_until, nl_ticks() + nl_ns_to_ticks(NL_EVIDENCE_NS),
+    atomic_store_explicit(&preempted_until, nl_clock_ticks() + nl_ns_to_ticks(NL_EVIDENCE_NS),
                           memory_order_relaxed);
     if (!atomic_load_explicit(&nl_preempted, memory_order_relaxed))
         atomic_store_explicit(&nl_preempted, 1, memory_order_relaxed);

@@ -128,7 +128,7 @@ void nl_wait_step_slow(nl_waiter_t *w)
         break;
     }
     /* adaptive: look at the clock and the load */
-    uint64_t now = nl_ticks();
+    uint64_t now = nl_clock_ticks();
     if (!w->since)
         w->since = now;
     else if (!w->over && now - w->mark > nl_ns_to_ticks(NL_GAP_NS))

@@ -63,18 +63,6 @@ NL_HIDDEN void nl_wait_policy_init(void);
 /* A waiter whose clock jumped this far between two looks lost its CPU. */
 #define NL_GAP_NS 500000ull        /* 500 us */
 
-/* ---- time ------------------------------------------------------------------- */
-NL_HIDDEN extern _Atomic uint64_t nl_ticks_per_ms; /* nl_ticks() rate, measured by the sampler */
-static inline uint64_t nl_ns_to_ticks(uint64_t ns)
-{
-    return ns * atomic_load_explicit(&nl_ticks_per_ms, memory_order_relaxed) / 1000000ull;
-}
-static inline uint64_t nl_ticks_to_ns(uint64_t ticks)
-{
-    uint64_t tpms = atomic_load_explicit(&nl_ticks_per_ms, memory_order_relaxed);
-    return tpms ? ticks / tpms * 1000000ull + ticks % tpms * 1000000ull / tpms : ticks;
-}
-
 /* ---- the evidence (load.c) ------------------------------------------------------
  * Refreshed by whichever waiter finds the sample stale (every ~2 ms; the
  * affinity mask every ~64 ms, the cgroup limits every ~1 s). */
@@ -125,7 +113,7 @@ static inline int nl_load_level(bool passive_too)
     nl_self_t *s = nl_self();
     if (NL_UNLIKELY(s->load_countdown-- == 0)) {
         s->load_countdown = 63;
-        if (nl_ticks() >= atomic_load_explicit(&nl_load_next, memory_order_relaxed))
+        if (nl_clock_ticks() >= atomic_load_explicit(&nl_load_next, memory_order_relaxed))
             nl_load_sample();
     }
     uint32_t passive = passive_too ? atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed) +
