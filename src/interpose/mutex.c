@@ -29,21 +29,10 @@ static inline void *mstore(nlp_mutex_t *m)
     return nlp_block_get(&m->u.ext, nlp_g.ops, nlp_g.ext_size, nlp_g.ext_align);
 }
 
-/* Release, waking a timedlock sleeper if there is one. Nothing of the mutex
- * is written after the lock's release: another thread may acquire, unlock and
- * free it at once (POSIX allows that), so the sequence word is bumped while
- * the lock is still held and only the futex wake (a system call on the
- * address, harmless if it is gone) follows the release. */
-static inline void release_and_wake(nlp_mutex_t *m, void *l)
-{
-    if (NL_LIKELY(!atomic_load_explicit(&m->twait, memory_order_relaxed))) {
-        nlp_g.release(l);
-        return;
-    }
-    atomic_fetch_add_explicit(&m->tseq, 1, memory_order_relaxed);
-    nlp_g.release(l);
-    nl_futex_wake(&m->tseq, 1);
-}
+#define MSLEEP(m) (&(const nlp_sleep_t){ &(m)->twait, &(m)->tseq })
+
+/* Release, waking a timedlock sleeper if there is one (nlp_timed_release). */
+static inline void release_and_wake(nlp_mutex_t *m, void *l) { nlp_timed_release(MSLEEP(m), nlp_g.release, l, 1); }
 
 void nlp_mutex_raw_acquire(nlp_mutex_t *m, void *ra)
 {
@@ -54,101 +43,100 @@ void nlp_mutex_raw_acquire(nlp_mutex_t *m, void *ra)
         nlp_profiled_acquire(m, NLP_OBJ_MUTEX, ra, nlp_g.acquire, l);
 }
 
+static int mutex_try_busy(void *m) { return nlp_g.try_acquire(mstore(m)) ? EBUSY : 0; }
+
 static inline int raw_try(nlp_mutex_t *m, void *ra)
 {
-    if (nlp_g.try_acquire(mstore(m)))
-        return EBUSY;
-    if (nlp_g.stats)
-        nlp_profile_write(nlp_profile_get(m, NLP_OBJ_MUTEX, ra), 0, 0);
-    return 0;
+    if (!nlp_g.stats)
+        return mutex_try_busy(m);
+    return nlp_profiled_call(m, NLP_OBJ_MUTEX, 0, ra, mutex_try_busy, NULL, NULL);
 }
 
 void nlp_mutex_raw_release(nlp_mutex_t *m) { release_and_wake(m, mstore(m)); }
 
-/* acquire with a deadline: try, spin a little, then sleep on tseq in slices
- * of at most 1 ms (a release wakes a sleeper; the slice bounds the case where
- * a release read the sleeper count just before the sleeper registered). */
+static int mutex_try(void *l, int unused)
+{
+    (void)unused;
+    return nlp_g.try_acquire(l);
+}
+
+/* acquire with a deadline (the timed-wait design of timed.c) */
+static int timed_wait(void *m, const void *ctx)
+{
+    const nlp_deadline_t *d = ctx;
+    return nlp_timed_acquire(MSLEEP((nlp_mutex_t *)m), mutex_try, mstore(m), 0, d->clk, d->abs);
+}
+
 static int raw_timed(nlp_mutex_t *m, clockid_t clk, const struct timespec *abs, void *ra)
 {
-    void *l = mstore(m);
-    if (nlp_g.try_acquire(l) == 0)
-        goto got_uncontended;
-    if (nlp_bad_time(abs))
-        return EINVAL;
-    uint64_t t0 = nlp_g.stats ? nl_clock_ns() : 0;
-    for (int i = 0; i < 64; i++) {
-        nl_cpu_relax();
-        if (nlp_g.try_acquire(l) == 0)
-            goto got;
-    }
-    for (;;) {
-        int expired;
-        atomic_fetch_add(&m->twait, 1);
-        uint32_t seq = atomic_load(&m->tseq);
-        if (nlp_g.try_acquire(l) == 0) {
-            atomic_fetch_sub(&m->twait, 1);
-            goto got;
-        }
-        struct timespec t = nlp_until_at_most(clk, abs, 1000000L, &expired);
-        if (expired) {
-            atomic_fetch_sub(&m->twait, 1);
-            return ETIMEDOUT;
-        }
-        nl_futex_wait_until(&m->tseq, seq, &t, clk, 0);
-        atomic_fetch_sub(&m->twait, 1);
-        if (nlp_g.try_acquire(l) == 0)
-            goto got;
-    }
-got:
+    nlp_deadline_t d = { clk, abs };
     if (nlp_g.stats)
-        nlp_profile_write(nlp_profile_get(m, NLP_OBJ_MUTEX, ra), 1, nl_clock_ns() - t0);
-    return 0;
-got_uncontended:
-    if (nlp_g.stats)
-        nlp_profile_write(nlp_profile_get(m, NLP_OBJ_MUTEX, ra), 0, 0);
+        return nlp_profiled_call(m, NLP_OBJ_MUTEX, 0, ra, mutex_try_busy, timed_wait, &d);
+    int rc = mutex_try_busy(m);
+    return rc == EBUSY ? timed_wait(m, &d) : rc;
+}
+
+/* A recursive or errorcheck mutex locked again by its holder (`me`): the
+ * result (0 after counting one more level; `again` for errorcheck: EDEADLK
+ * to lock, EBUSY to try; EAGAIN at the count's limit), or -1 when the
+ * caller does not hold it. */
+static inline int relock(nlp_mutex_t *m, int type, int me, int again)
+{
+    if (atomic_load_explicit(&m->owner, memory_order_relaxed) != me)
+        return -1;
+    if (type == PTHREAD_MUTEX_ERRORCHECK)
+        return again;
+    if (m->count == UINT32_MAX)
+        return EAGAIN;
+    m->count++;
     return 0;
 }
 
-/* glibc-owned mutexes (and every mutex in glibc mode), counted when stats are on */
+/* the holder of a recursive or errorcheck mutex, first level */
+static inline void owned(nlp_mutex_t *m, int me)
+{
+    atomic_store_explicit(&m->owner, me, memory_order_relaxed);
+    m->count = 1;
+}
+
+static inline int is_plain(int type) { return type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP; }
+
+/* glibc-owned mutexes (and every mutex in glibc mode), counted when stats
+ * are on (nlp_profiled_call: glibc's lock cannot say whether it waited) */
+static int g_try(void *pm) { return nlp_real.mutex_trylock(pm); }
+static int g_lock(void *pm, const void *ctx)
+{
+    (void)ctx;
+    return nlp_real.mutex_lock(pm);
+}
+static int g_timed(void *pm, const void *ctx)
+{
+    const nlp_deadline_t *d = ctx;
+    return nlp_real.mutex_clocklock ? nlp_real.mutex_clocklock(pm, d->clk, d->abs)
+           : d->clk == CLOCK_REALTIME ? nlp_real.mutex_timedlock(pm, d->abs)
+                                      : EINVAL;
+}
+
 int nlp_mutex_glibc_lock(pthread_mutex_t *pm, void *ra)
 {
     if (!nlp_g.stats)
         return nlp_real.mutex_lock(pm);
-    nlp_stat_t *s = nlp_profile_get(pm, NLP_OBJ_MUTEX, ra);
-    int rc = nlp_real.mutex_trylock(pm);
-    if (rc == 0 || rc == EOWNERDEAD) {
-        nlp_profile_write(s, 0, 0);
-        return rc;
-    }
-    if (rc != EBUSY)
-        return rc;
-    uint64_t t0 = nl_clock_ns();
-    rc = nlp_real.mutex_lock(pm);
-    if (rc == 0 || rc == EOWNERDEAD)
-        nlp_profile_write(s, 1, nl_clock_ns() - t0);
-    return rc;
+    return nlp_profiled_call(pm, NLP_OBJ_MUTEX, 0, ra, g_try, g_lock, NULL);
 }
 
 static int glibc_try(pthread_mutex_t *pm, void *ra)
 {
-    int rc = nlp_real.mutex_trylock(pm);
-    if (nlp_g.stats && (rc == 0 || rc == EOWNERDEAD))
-        nlp_profile_write(nlp_profile_get(pm, NLP_OBJ_MUTEX, ra), 0, 0);
-    return rc;
+    if (!nlp_g.stats)
+        return nlp_real.mutex_trylock(pm);
+    return nlp_profiled_call(pm, NLP_OBJ_MUTEX, 0, ra, g_try, NULL, NULL);
 }
 
 static int glibc_timed(pthread_mutex_t *pm, clockid_t clk, const struct timespec *abs, void *ra)
 {
-    int rc;
-    if (nlp_g.stats && (rc = glibc_try(pm, ra)) != EBUSY)
-        return rc;
-    uint64_t t0 = nlp_g.stats ? nl_clock_ns() : 0;
-    rc = nlp_real.mutex_clocklock ? nlp_real.mutex_clocklock(pm, clk, abs)
-         : clk == CLOCK_REALTIME  ? nlp_real.mutex_timedlock(pm, abs)
-                                  : EINVAL;
-    if (nlp_g.stats && (rc == 0 || rc == EOWNERDEAD))
-        nlp_profile_write(nlp_profile_get(pm, NLP_OBJ_MUTEX, ra), 1, nl_clock_ns() - t0);
-    return rc;
+    nlp_deadline_t d = { clk, abs };
+    if (!nlp_g.stats)
+        return g_timed(pm, &d);
+    return nlp_profiled_call(pm, NLP_OBJ_MUTEX, 0, ra, g_try, g_timed, &d);
 }
 
 EXPORT int pthread_mutex_init(pthread_mutex_t *pm, const pthread_mutexattr_t *attr)
@@ -206,22 +194,15 @@ int __attribute__((noinline)) nlp_mutex_lock_slow(nlp_mutex_t *m, void *ra)
     if (nlp_mutex_is_glibc(m))
         return nlp_mutex_glibc_lock((pthread_mutex_t *)m, ra);
     int type = m->kind & NLP_KIND_TYPE;
-    if (type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP) {
+    if (is_plain(type)) {
         nlp_mutex_raw_acquire(m, ra);
         return 0;
     }
-    int me = nlp_tid();
-    if (atomic_load_explicit(&m->owner, memory_order_relaxed) == me) {
-        if (type == PTHREAD_MUTEX_ERRORCHECK)
-            return EDEADLK;
-        if (m->count == UINT32_MAX)
-            return EAGAIN;
-        m->count++;
-        return 0;
-    }
+    int me = nlp_tid(), rc = relock(m, type, me, EDEADLK);
+    if (rc >= 0)
+        return rc;
     nlp_mutex_raw_acquire(m, ra);
-    atomic_store_explicit(&m->owner, me, memory_order_relaxed);
-    m->count = 1;
+    owned(m, me);
     return 0;
 }
 
@@ -244,7 +225,7 @@ int __attribute__((noinline)) nlp_mutex_unlock_slow(nlp_mutex_t *m)
     if (nlp_mutex_is_glibc(m))
         return nlp_real.mutex_unlock((pthread_mutex_t *)m);
     int type = m->kind & NLP_KIND_TYPE;
-    if (type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP) {
+    if (is_plain(type)) {
         nlp_mutex_raw_release(m);
         return 0;
     }
@@ -278,21 +259,14 @@ int nlp_mutex_trylock_impl(pthread_mutex_t *pm, void *ra)
     if (nlp_mutex_is_glibc(m))
         return glibc_try(pm, ra);
     int type = m->kind & NLP_KIND_TYPE;
-    if (type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP)
+    if (is_plain(type))
         return raw_try(m, ra);
-    int me = nlp_tid();
-    if (atomic_load_explicit(&m->owner, memory_order_relaxed) == me) {
-        if (type == PTHREAD_MUTEX_ERRORCHECK)
-            return EBUSY;
-        if (m->count == UINT32_MAX)
-            return EAGAIN;
-        m->count++;
-        return 0;
-    }
+    int me = nlp_tid(), rc = relock(m, type, me, EBUSY);
+    if (rc >= 0)
+        return rc;
     if (raw_try(m, ra))
         return EBUSY;
-    atomic_store_explicit(&m->owner, me, memory_order_relaxed);
-    m->count = 1;
+    owned(m, me);
     return 0;
 }
 
@@ -305,23 +279,14 @@ int nlp_mutex_clocklock_impl(pthread_mutex_t *pm, clockid_t clk, const struct ti
     if (nlp_mutex_is_glibc(m))
         return glibc_timed(pm, clk, abs, ra);
     int type = m->kind & NLP_KIND_TYPE;
-    int me = 0;
-    if (type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK) {
-        me = nlp_tid();
-        if (atomic_load_explicit(&m->owner, memory_order_relaxed) == me) {
-            if (type == PTHREAD_MUTEX_ERRORCHECK)
-                return EDEADLK;
-            if (m->count == UINT32_MAX)
-                return EAGAIN;
-            m->count++;
-            return 0;
-        }
-    }
-    int rc = raw_timed(m, clk, abs, ra);
-    if (rc == 0 && me) {
-        atomic_store_explicit(&m->owner, me, memory_order_relaxed);
-        m->count = 1;
-    }
+    if (is_plain(type))
+        return raw_timed(m, clk, abs, ra);
+    int me = nlp_tid(), rc = relock(m, type, me, EDEADLK);
+    if (rc >= 0)
+        return rc;
+    rc = raw_timed(m, clk, abs, ra);
+    if (rc == 0)
+        owned(m, me);
     return rc;
 }
 

@@ -127,7 +127,37 @@ static inline int nlp_tid(void)
 /* Writes one line to stderr with write(2) (no stdio: callable at any time). */
 NL_HIDDEN void nlp_say(const char *msg);
 
-/* ---- deadlines (timed.c) --------------------------------------------------- */
+/* ---- timed waits (timed.c) --------------------------------------------------- */
+/* A deadline: an absolute time on a clock (abs NULL: none). */
+typedef struct nlp_deadline {
+    clockid_t clk;
+    const struct timespec *abs;
+} nlp_deadline_t;
+/* An object's timed sleepers: their count and the futex word they sleep on. */
+typedef struct nlp_sleep {
+    _Atomic uint32_t *sleepers;
+    _Atomic uint32_t *seq;
+} nlp_sleep_t;
+/* Acquire `l` with `try_fn(l, arg)` (0: taken) before the deadline `abs` on
+ * `clk`: 0, ETIMEDOUT, or EINVAL for a bad deadline. */
+NL_HIDDEN int nlp_timed_acquire(const nlp_sleep_t *z, int (*try_fn)(void *l, int arg), void *l, int arg,
+                                clockid_t clk, const struct timespec *abs);
+/* Release `l` with `release`, waking `n` of the object's timed sleepers if
+ * it has any. Nothing of the object is written after the release (another thread
+ * may acquire, unlock and free it at once: POSIX allows that), so the
+ * sequence word is bumped while the lock is still held and only the futex
+ * wake (a system call on the address, harmless if it is gone) follows. */
+static inline void nlp_timed_release(const nlp_sleep_t *z, void (*release)(void *), void *l, int n)
+{
+    if (NL_LIKELY(!atomic_load_explicit(z->sleepers, memory_order_relaxed))) {
+        release(l);
+        return;
+    }
+    atomic_fetch_add_explicit(z->seq, 1, memory_order_relaxed);
+    release(l);
+    nl_futex_wake(z->seq, n);
+}
+
 /* The futex waits with a deadline (nl_futex_wait_until: 0, EAGAIN, EINTR or
  * ETIMEDOUT) and the shared wake are the library's (src/wait/wait.h). */
 /* now + ns on clk, but not past abs; *expired: abs has passed */
@@ -202,5 +232,12 @@ NL_HIDDEN void nlp_profile_write(nlp_stat_t *s, int contended, uint64_t wait_ns)
 NL_HIDDEN void nlp_profiled_acquire(const void *obj, uint32_t kind, void *caller, void (*acquire)(void *),
                                     void *l);
 NL_HIDDEN void nlp_profile_read(nlp_stat_t *s, int contended, uint64_t wait_ns);
+/* An acquisition through calls that cannot tell whether they waited (glibc's
+ * locks, a lock's try): `try_fn`, then, if it found the object busy and
+ * there is one, `lock_fn` (timed as the wait); recorded on the read or write
+ * side when it succeeded (0, or EOWNERDEAD for a robust mutex). The result
+ * of the last call. */
+NL_HIDDEN int nlp_profiled_call(void *obj, uint32_t kind, int read, void *caller, int (*try_fn)(void *obj),
+                                int (*lock_fn)(void *obj, const void *ctx), const void *ctx);
 
 #endif

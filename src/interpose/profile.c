@@ -96,6 +96,25 @@ void nlp_profiled_acquire(const void *obj, uint32_t kind, void *caller, void (*a
     nl_stats_add_waiting(&s->st, &before); /* parks, gate waits, grants while parked */
 }
 
+int nlp_profiled_call(void *obj, uint32_t kind, int read, void *caller, int (*try_fn)(void *obj),
+                      int (*lock_fn)(void *obj, const void *ctx), const void *ctx)
+{
+    int rc = try_fn(obj);
+    int contended = 0;
+    uint64_t t0 = 0;
+    if (rc == EBUSY && lock_fn) {
+        contended = 1;
+        t0 = nl_clock_ns();
+        rc = lock_fn(obj, ctx);
+    }
+    if (rc == 0 || rc == EOWNERDEAD) {
+        nlp_stat_t *s = nlp_profile_get(obj, kind, caller);
+        uint64_t dt = contended ? nl_clock_ns() - t0 : 0;
+        read ? nlp_profile_read(s, contended, dt) : nlp_profile_write(s, contended, dt);
+    }
+    return rc;
+}
+
 void nlp_profile_read(nlp_stat_t *s, int contended, uint64_t wait_ns)
 {
     nl_stats_on_read_acquire(&s->st);

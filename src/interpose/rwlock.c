@@ -4,7 +4,8 @@
  * glibc's default kind, writer-preferring for the kind
  * PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP at offset 48), or, with
  * NUMALOCK_RWLOCK, on a registered read-write algorithm in a block the rwlock
- * points to (offset 32). The write holder's tid at 24 (glibc's __cur_writer)
+ * points to (offset 32; its timed waiters, the design of timed.c, count
+ * themselves at 4 and sleep on 8). The write holder's tid at 24 (glibc's __cur_writer)
  * tells a write unlock from a read unlock and gives EDEADLK. Process-shared
  * rwlocks (glibc's __shared at offset 28) stay glibc's.
  */
@@ -16,7 +17,9 @@
 
 typedef struct nlp_rwlock {
     nl_frw_t lock;         /*  0: the futex-rwlock word */
-    uint32_t pad0[5];      /*  4 */
+    _Atomic uint32_t twait; /* 4: NUMALOCK_RWLOCK: threads in a timed wait */
+    _Atomic uint32_t tseq; /*  8: ... and the futex word they sleep on */
+    uint32_t pad0[3];      /* 12 */
     _Atomic int writer;    /* 24: tid of the write holder (glibc's __cur_writer) */
     int shared;            /* 28: glibc's __shared: non-zero leaves the lock to glibc */
     _Atomic(void *) alg;   /* 32: NUMALOCK_RWLOCK's lock, allocated at first use */
@@ -37,15 +40,11 @@ static inline int prefers_writers(const nlp_rwlock_t *r)
 
 static inline int rw_is_glibc(const nlp_rwlock_t *r) { return nlp_g.mode == NLP_MODE_GLIBC || r->shared; }
 
-struct deadline {
-    clockid_t clk;
-    const struct timespec *abs;
-};
 
 /* futex-rwlock's sleep with a deadline */
 static int sleep_until(_Atomic uint32_t *word, uint32_t val, void *ctx)
 {
-    const struct deadline *d = ctx;
+    const nlp_deadline_t *d = ctx;
     return nl_futex_wait_until(word, val, d->abs, d->clk, 0) == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
@@ -55,7 +54,7 @@ static int builtin_wait(nlp_rwlock_t *r, int write, clockid_t clk, const struct 
         return nl_frw_wait(&r->lock, write, prefers_writers(r), NULL, NULL);
     if (nlp_bad_time(abs))
         return EINVAL;
-    struct deadline d = { clk, abs };
+    nlp_deadline_t d = { clk, abs };
     return nl_frw_wait(&r->lock, write, prefers_writers(r), sleep_until, &d);
 }
 
@@ -65,59 +64,70 @@ static inline void *rw_alg(nlp_rwlock_t *r)
     return nlp_block_get(&r->alg, nlp_g.rw_ops, nlp_g.rw_size, nlp_g.rw_align);
 }
 
-static inline int alg_try(void *l, int write)
+static int alg_try(void *l, int write)
 {
     return write ? nlp_g.rw_ops->try_acquire(l) : nlp_g.rw_ops->read_try_acquire(l);
 }
 
-/* acquire with the algorithm: blocking, or polling with sleeps of at most
- * 1 ms until the deadline (the algorithm has no timed form) */
-static int alg_lock(void *l, int write, clockid_t clk, const struct timespec *abs)
+#define RSLEEP(r) (&(const nlp_sleep_t){ &(r)->twait, &(r)->tseq })
+
+/* acquire with the algorithm: blocking, or the timed-wait design of timed.c
+ * (the algorithm has no timed form) */
+static int alg_lock(nlp_rwlock_t *r, void *l, int write, clockid_t clk, const struct timespec *abs)
 {
     if (!abs) {
         write ? nlp_g.rw_ops->acquire(l) : nlp_g.rw_ops->read_acquire(l);
         return 0;
     }
-    if (nlp_bad_time(abs))
-        return EINVAL;
-    long ns = 1000;
-    for (;;) {
-        if (alg_try(l, write) == 0)
-            return 0;
-        int expired;
-        struct timespec t = nlp_until_at_most(clk, abs, ns, &expired);
-        if (expired)
-            return alg_try(l, write) == 0 ? 0 : ETIMEDOUT;
-        clock_nanosleep(clk, TIMER_ABSTIME, &t, NULL);
-        if (ns < 1000000)
-            ns *= 2;
-    }
+    return nlp_timed_acquire(RSLEEP(r), alg_try, l, write, clk, abs);
+}
+
+/* glibc's rwlocks, counted when stats are on (nlp_profiled_call) */
+struct rw_call {
+    int write;
+    nlp_deadline_t d; /* abs NULL: untimed */
+};
+static int g_tryrd(void *pr) { return nlp_real.rw_tryrdlock(pr); }
+static int g_trywr(void *pr) { return nlp_real.rw_trywrlock(pr); }
+static int g_lock(void *pr, const void *ctx)
+{
+    const struct rw_call *c = ctx;
+    if (!c->d.abs)
+        return c->write ? nlp_real.rw_wrlock(pr) : nlp_real.rw_rdlock(pr);
+    if (c->write)
+        return nlp_real.rw_clockwrlock ? nlp_real.rw_clockwrlock(pr, c->d.clk, c->d.abs)
+                                       : nlp_real.rw_timedwrlock(pr, c->d.abs);
+    return nlp_real.rw_clockrdlock ? nlp_real.rw_clockrdlock(pr, c->d.clk, c->d.abs)
+                                   : nlp_real.rw_timedrdlock(pr, c->d.abs);
 }
 
 static int glibc_rw_lock(pthread_rwlock_t *pr, int write, int trylock, clockid_t clk, const struct timespec *abs,
                          void *ra)
 {
-    int (*try_fn)(pthread_rwlock_t *) = write ? nlp_real.rw_trywrlock : nlp_real.rw_tryrdlock;
-    int rc = try_fn(pr);
-    if (rc != EBUSY || trylock) {
-        if (rc == 0 && nlp_g.stats) {
-            nlp_stat_t *s = nlp_profile_get(pr, NLP_OBJ_RWLOCK, ra);
-            write ? nlp_profile_write(s, 0, 0) : nlp_profile_read(s, 0, 0);
-        }
-        return rc;
-    }
-    uint64_t t0 = nlp_g.stats ? nl_clock_ns() : 0;
-    if (!abs)
-        rc = write ? nlp_real.rw_wrlock(pr) : nlp_real.rw_rdlock(pr);
-    else if (write)
-        rc = nlp_real.rw_clockwrlock ? nlp_real.rw_clockwrlock(pr, clk, abs) : nlp_real.rw_timedwrlock(pr, abs);
-    else
-        rc = nlp_real.rw_clockrdlock ? nlp_real.rw_clockrdlock(pr, clk, abs) : nlp_real.rw_timedrdlock(pr, abs);
-    if (rc == 0 && nlp_g.stats) {
-        nlp_stat_t *s = nlp_profile_get(pr, NLP_OBJ_RWLOCK, ra);
-        write ? nlp_profile_write(s, 1, nl_clock_ns() - t0) : nlp_profile_read(s, 1, nl_clock_ns() - t0);
-    }
-    return rc;
+    struct rw_call c = { write, { clk, abs } };
+    int (*try_fn)(void *) = write ? g_trywr : g_tryrd;
+    if (!nlp_g.stats)
+        return trylock ? try_fn(pr) : g_lock(pr, &c);
+    return nlp_profiled_call(pr, NLP_OBJ_RWLOCK, !write, ra, try_fn, trylock ? NULL : g_lock, &c);
+}
+
+/* the replaced rwlock: the algorithm's or the built-in futex-rwlock's try,
+ * then its wait */
+static int own_try(nlp_rwlock_t *r, int write)
+{
+    if (nlp_g.rw_ops)
+        return alg_try(rw_alg(r), write) ? EBUSY : 0;
+    return nl_frw_try(&r->lock, write, prefers_writers(r));
+}
+static int own_tryrd(void *r) { return own_try(r, 0); }
+static int own_trywr(void *r) { return own_try(r, 1); }
+static int own_wait(void *pr, const void *ctx)
+{
+    const struct rw_call *c = ctx;
+    nlp_rwlock_t *r = pr;
+    if (nlp_g.rw_ops)
+        return alg_lock(r, rw_alg(r), c->write, c->d.clk, c->d.abs);
+    return builtin_wait(r, c->write, c->d.clk, c->d.abs);
 }
 
 static int rw_lock_impl(pthread_rwlock_t *pr, int write, int trylock, clockid_t clk, const struct timespec *abs,
@@ -132,25 +142,20 @@ static int rw_lock_impl(pthread_rwlock_t *pr, int write, int trylock, clockid_t 
     int me = nlp_tid();
     if (atomic_load_explicit(&r->writer, memory_order_relaxed) == me)
         return trylock ? EBUSY : EDEADLK;
-    void *alg = nlp_g.rw_ops ? rw_alg(r) : NULL;
-    int rc = alg ? (alg_try(alg, write) ? EBUSY : 0) : nl_frw_try(&r->lock, write, prefers_writers(r));
-    int contended = 0;
-    uint64_t t0 = 0;
-    if (rc == EBUSY && !trylock) {
-        contended = 1;
-        if (nlp_g.stats)
-            t0 = nl_clock_ns();
-        rc = alg ? alg_lock(alg, write, clk, abs) : builtin_wait(r, write, clk, abs);
+    struct rw_call c = { write, { clk, abs } };
+    int (*try_fn)(void *) = write ? own_trywr : own_tryrd;
+    int rc;
+    if (nlp_g.stats) {
+        rc = nlp_profiled_call(r, NLP_OBJ_RWLOCK, !write, ra, try_fn, trylock ? NULL : own_wait, &c);
+    } else {
+        rc = try_fn(r);
+        if (rc == EBUSY && !trylock)
+            rc = own_wait(r, &c);
     }
     if (rc)
         return rc;
     if (write)
         atomic_store_explicit(&r->writer, me, memory_order_relaxed);
-    if (nlp_g.stats) {
-        nlp_stat_t *s = nlp_profile_get(pr, NLP_OBJ_RWLOCK, ra);
-        uint64_t dt = contended ? nl_clock_ns() - t0 : 0;
-        write ? nlp_profile_write(s, contended, dt) : nlp_profile_read(s, contended, dt);
-    }
     return 0;
 }
 
@@ -230,8 +235,9 @@ EXPORT int nlp_rwlock_unlock(pthread_rwlock_t *pr)
     if (write)
         atomic_store_explicit(&r->writer, 0, memory_order_relaxed);
     if (nlp_g.rw_ops) {
-        void *alg = rw_alg(r);
-        write ? nlp_g.rw_ops->release(alg) : nlp_g.rw_ops->read_release(alg);
+        /* every timed sleeper: readers may all get in */
+        nlp_timed_release(RSLEEP(r), write ? nlp_g.rw_ops->release : nlp_g.rw_ops->read_release, rw_alg(r),
+                          INT32_MAX);
         return 0;
     }
     if (write) {

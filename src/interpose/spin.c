@@ -89,6 +89,15 @@ static inline int spin_is_glibc(const pthread_spinlock_t *l)
     return !nlp_g.spin_ops || (atomic_load_explicit(&ps_any, memory_order_relaxed) && ps_contains(l));
 }
 
+/* glibc's spin lock, counted when stats are on (nlp_profiled_call) */
+static int g_spin_try(void *l) { return nlp_real.spin_trylock(l); }
+static int spin_try_busy(void *l) { return nlp_g.spin_try(l) ? EBUSY : 0; }
+static int g_spin_lock(void *l, const void *ctx)
+{
+    (void)ctx;
+    return nlp_real.spin_lock(l);
+}
+
 static int __attribute__((noinline)) spin_lock_slow(pthread_spinlock_t *l, void *ra)
 {
     if (decide_fast() == 1) {
@@ -98,15 +107,7 @@ static int __attribute__((noinline)) spin_lock_slow(pthread_spinlock_t *l, void 
     if (spin_is_glibc(l)) {
         if (!nlp_g.stats)
             return nlp_real.spin_lock(l);
-        nlp_stat_t *s = nlp_profile_get((void *)l, NLP_OBJ_SPIN, ra);
-        if (nlp_real.spin_trylock(l) == 0) {
-            nlp_profile_write(s, 0, 0);
-            return 0;
-        }
-        uint64_t t0 = nl_clock_ns();
-        int rc = nlp_real.spin_lock(l);
-        nlp_profile_write(s, 1, nl_clock_ns() - t0);
-        return rc;
+        return nlp_profiled_call((void *)l, NLP_OBJ_SPIN, 0, ra, g_spin_try, g_spin_lock, NULL);
     }
     if (!nlp_g.stats)
         nlp_g.spin_acquire((void *)l);
@@ -154,17 +155,10 @@ EXPORT int nlp_spin_trylock(pthread_spinlock_t *l)
     if (NL_LIKELY(atomic_load_explicit(&spin_fast, memory_order_relaxed) == 1))
         return nlp_g.spin_try((void *)l) ? EBUSY : 0;
     decide_fast();
-    if (spin_is_glibc(l)) {
-        int rc = nlp_real.spin_trylock(l);
-        if (rc == 0 && nlp_g.stats)
-            nlp_profile_write(nlp_profile_get((void *)l, NLP_OBJ_SPIN, __builtin_return_address(0)), 0, 0);
-        return rc;
-    }
-    if (nlp_g.spin_try((void *)l))
-        return EBUSY;
-    if (nlp_g.stats)
-        nlp_profile_write(nlp_profile_get((void *)l, NLP_OBJ_SPIN, __builtin_return_address(0)), 0, 0);
-    return 0;
+    int (*try_fn)(void *) = spin_is_glibc(l) ? g_spin_try : spin_try_busy;
+    if (!nlp_g.stats)
+        return try_fn((void *)l);
+    return nlp_profiled_call((void *)l, NLP_OBJ_SPIN, 0, __builtin_return_address(0), try_fn, NULL, NULL);
 }
 
 EXPORT int nlp_spin_unlock(pthread_spinlock_t *l)
