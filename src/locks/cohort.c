@@ -60,36 +60,8 @@ static int cb_init(void *p, const nl_attr_t *attr)
     atomic_init(&l->global, 0);
     return co_init(&l->co, attr);
 }
-static void cb_destroy(void *p) { co_destroy(&((nl_cbomcs_t *)p)->co); }
 
-static bool cb_busy(const void *p)
-{
-    const nl_cbomcs_t *l = p;
-    return co_busy(&l->global, &cb_global, &l->co, &co_local_mcs);
-}
-CO_SLOW void cb_acquire_slow(nl_cbomcs_t *l)
-{
-    co_acquire_slow(l, &l->global, &l->co, &cb_global, &co_local_mcs, cb_busy);
-}
-static void cb_acquire(void *p)
-{
-    nl_cbomcs_t *l = p;
-    if (!co_acquire_fast(l, &l->global, &l->co, &cb_global, &co_local_mcs))
-        cb_acquire_slow(l);
-}
-static int cb_try(void *p)
-{
-    nl_cbomcs_t *l = p;
-    return co_try(l, &l->global, &l->co, &cb_global, &co_local_mcs);
-}
-static void cb_release(void *p)
-{
-    nl_cbomcs_t *l = p;
-    co_release(l, &l->global, &l->co, &cb_global, &co_local_mcs);
-}
-
-static size_t cb_bytes_at(unsigned nodes) { return sizeof(nl_cbomcs_t) + nodes * sizeof(co_local_t); }
-static size_t cb_footprint(const void *p) { return co_bytes(sizeof(nl_cbomcs_t), &((const nl_cbomcs_t *)p)->co); }
+CO_INSTANCE(cb, nl_cbomcs_t, global, cb_global, co_local_mcs)
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_c_bo_mcs = {
     .name = "c-bo-mcs",
@@ -116,7 +88,7 @@ CO_OP void ct_global_acquire(void *g, co_local_t *L, nl_waiter_t *w)
 CO_OP bool ct_global_try(void *g, co_local_t *L)
 {
     (void)L;
-    return nl_ticket_try(g) == 0;
+    return nl_ticket_take_free(g);
 }
 CO_OP void ct_global_release(void *g, co_local_t *L)
 {
@@ -136,36 +108,8 @@ static int ct_init(void *p, const nl_attr_t *attr)
     atomic_init(&l->global.owner, 0);
     return co_init(&l->co, attr);
 }
-static void ct_destroy(void *p) { co_destroy(&((nl_ctkttkt_t *)p)->co); }
 
-static bool ct_busy(const void *p)
-{
-    const nl_ctkttkt_t *l = p;
-    return co_busy(&l->global, &ct_global, &l->co, &co_local_ticket);
-}
-CO_SLOW void ct_acquire_slow(nl_ctkttkt_t *l)
-{
-    co_acquire_slow(l, &l->global, &l->co, &ct_global, &co_local_ticket, ct_busy);
-}
-static void ct_acquire(void *p)
-{
-    nl_ctkttkt_t *l = p;
-    if (!co_acquire_fast(l, &l->global, &l->co, &ct_global, &co_local_ticket))
-        ct_acquire_slow(l);
-}
-static int ct_try(void *p)
-{
-    nl_ctkttkt_t *l = p;
-    return co_try(l, &l->global, &l->co, &ct_global, &co_local_ticket);
-}
-static void ct_release(void *p)
-{
-    nl_ctkttkt_t *l = p;
-    co_release(l, &l->global, &l->co, &ct_global, &co_local_ticket);
-}
-
-static size_t ct_bytes_at(unsigned nodes) { return sizeof(nl_ctkttkt_t) + nodes * sizeof(co_local_t); }
-static size_t ct_footprint(const void *p) { return co_bytes(sizeof(nl_ctkttkt_t), &((const nl_ctkttkt_t *)p)->co); }
+CO_INSTANCE(ct, nl_ctkttkt_t, global, ct_global, co_local_ticket)
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_c_tkt_tkt = {
     .name = "c-tkt-tkt",

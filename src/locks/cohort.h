@@ -209,6 +209,39 @@ CO_OP void co_release(void *lock, void *g, co_t *c,
     LO->release(lock, L, k < c->max_passes ? CO_PASSED(k) : 0, G, g);
 }
 
+/* The functions of an instance `P` whose lock type T holds its global lock
+ * in field `g` (operations G) and its cohort state in `co`, with local locks
+ * LO: P_busy, P_acquire (fast path, then P_acquire_slow out of line),
+ * P_try, P_release, P_destroy, P_bytes_at, P_footprint; the instance writes
+ * its lock type, its global lock's operations, P_init and its ops table
+ * (ck_cohort's prototype macro, in the same spirit). */
+#define CO_INSTANCE(P, T, g, G, LO)                                                                \
+    static bool P##_busy(const void *p)                                                            \
+    {                                                                                              \
+        const T *l = p;                                                                            \
+        return co_busy(&l->g, &G, &l->co, &LO);                                                    \
+    }                                                                                              \
+    CO_SLOW void P##_acquire_slow(T *l) { co_acquire_slow(l, &l->g, &l->co, &G, &LO, P##_busy); } \
+    static void P##_acquire(void *p)                                                               \
+    {                                                                                              \
+        T *l = p;                                                                                  \
+        if (!co_acquire_fast(l, &l->g, &l->co, &G, &LO))                                           \
+            P##_acquire_slow(l);                                                                   \
+    }                                                                                              \
+    static int P##_try(void *p)                                                                    \
+    {                                                                                              \
+        T *l = p;                                                                                  \
+        return co_try(l, &l->g, &l->co, &G, &LO);                                                  \
+    }                                                                                              \
+    static void P##_release(void *p)                                                               \
+    {                                                                                              \
+        T *l = p;                                                                                  \
+        co_release(l, &l->g, &l->co, &G, &LO);                                                     \
+    }                                                                                              \
+    static void P##_destroy(void *p) { co_destroy(&((T *)p)->co); }                                \
+    static size_t P##_bytes_at(unsigned nodes) { return sizeof(T) + nodes * sizeof(co_local_t); } \
+    static size_t P##_footprint(const void *p) { return co_bytes(sizeof(T), &((const T *)p)->co); }
+
 /* ---- local locks ------------------------------------------------------------ */
 
 /* MCS queue per node; the queue node comes from the thread's pool, keyed by

@@ -42,36 +42,8 @@ static int hm_init(void *p, const nl_attr_t *attr)
     atomic_init(&l->root, NULL);
     return co_init(&l->co, attr);
 }
-static void hm_destroy(void *p) { co_destroy(&((nl_hmcs_t *)p)->co); }
 
-static bool hm_busy(const void *p)
-{
-    const nl_hmcs_t *l = p;
-    return co_busy(&l->root, &hm_root, &l->co, &co_local_mcs);
-}
-CO_SLOW void hm_acquire_slow(nl_hmcs_t *l)
-{
-    co_acquire_slow(l, &l->root, &l->co, &hm_root, &co_local_mcs, hm_busy);
-}
-static void hm_acquire(void *p)
-{
-    nl_hmcs_t *l = p;
-    if (!co_acquire_fast(l, &l->root, &l->co, &hm_root, &co_local_mcs))
-        hm_acquire_slow(l);
-}
-static int hm_try(void *p)
-{
-    nl_hmcs_t *l = p;
-    return co_try(l, &l->root, &l->co, &hm_root, &co_local_mcs);
-}
-static void hm_release(void *p)
-{
-    nl_hmcs_t *l = p;
-    co_release(l, &l->root, &l->co, &hm_root, &co_local_mcs);
-}
-
-static size_t hm_bytes_at(unsigned nodes) { return sizeof(nl_hmcs_t) + nodes * sizeof(co_local_t); }
-static size_t hm_footprint(const void *p) { return co_bytes(sizeof(nl_hmcs_t), &((const nl_hmcs_t *)p)->co); }
+CO_INSTANCE(hm, nl_hmcs_t, root, hm_root, co_local_mcs)
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_hmcs = {
     .name = "hmcs",
