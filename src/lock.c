@@ -89,7 +89,9 @@ void nl_lock_destroy(nl_lock_t *l)
 
 /* With statistics, the lock is acquired exactly as without: "contended" is
  * read from the thread's waiting counters (the lock's slow path counts
- * itself), not from a trylock first, which would change what is measured. */
+ * itself), not from a trylock first, which would change what is measured.
+ * A foreign lock (glibc's) has a slow path the counters do not see: it is
+ * contended when it was taken at arrival (one load of its word). */
 void nl_lock_acquire(nl_lock_t *l)
 {
     if (NL_LIKELY(!l->stats)) {
@@ -98,8 +100,9 @@ void nl_lock_acquire(nl_lock_t *l)
     }
     nl_self_t *s = nl_self();
     nl_wait_counts_t before = s->wc;
+    bool taken = (l->ops->props & NL_PROP_FOREIGN) && l->ops->held(l->storage);
     l->ops->acquire(l->storage);
-    nl_stats_on_acquire(l->stats, s->wc.slow != before.slow);
+    nl_stats_on_acquire(l->stats, taken || s->wc.slow != before.slow);
     nl_stats_add_waiting(l->stats, &before);
 }
 

@@ -2,7 +2,7 @@
  * parked waiter, the gate while overloaded and the order in which it lets
  * passive waiters in, the process's CPU budget (affinity and cgroup files),
  * the load levels, and statistics that count contention without changing
- * the acquisition path. No test asserts on time:
+ * the acquisition path, for every registered lock. No test asserts on time:
  * a broken wake-up hangs, and the watchdog (alarm) fails the test.
  *
  *   test_wait [nudge|gate|fifo|fork|budget|level|stats|all]   exit 0 = pass
@@ -415,12 +415,14 @@ static void test_stats(void)
           atomic_load(&try_calls));
     nl_lock_destroy(c);
 
-    /* contended = the lock's slow path ran: never when alone; seen when a
-     * second thread arrives while the lock is held (within 50 rounds) */
-    const char *names[] = { "mcs", "cna", "qspinlock-cna", "cst-mutex", "ticket", "tas", "ttas", "hbo" };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        slock = nl_lock_create(names[i], &attr);
-        CHECK(slock != NULL, "create %s", names[i]);
+    /* contended = the lock's slow path ran (a foreign lock: taken at
+     * arrival): never when alone; seen when a second thread arrives while
+     * the lock is held (within 50 rounds); every registered lock */
+    size_t nlocks = nl_lock_count();
+    for (size_t i = 0; i < nlocks; i++) {
+        const char *name = nl_lock_at(i)->name;
+        slock = nl_lock_create(name, &attr);
+        CHECK(slock != NULL, "create %s", name);
         if (!slock)
             continue;
         nl_lock_acquire(slock);
@@ -428,7 +430,7 @@ static void test_stats(void)
         nl_stats_snapshot_t s;
         nl_lock_stats(slock, &s);
         CHECK(s.acquisitions == 1 && s.contended == 0, "%s alone: %llu acquisitions, %llu contended",
-              names[i], (unsigned long long)s.acquisitions, (unsigned long long)s.contended);
+              name, (unsigned long long)s.acquisitions, (unsigned long long)s.contended);
         int rounds = 0;
         for (; rounds < 50 && s.contended == 0; rounds++) {
             nl_lock_acquire(slock);
@@ -440,8 +442,8 @@ static void test_stats(void)
             nl_lock_stats(slock, &s);
         }
         CHECK(s.contended >= 1 && s.contended <= (uint64_t)rounds,
-              "%s: %llu contended in %d two-thread rounds", names[i], (unsigned long long)s.contended, rounds);
-        CHECK(s.acquisitions == 1 + 2 * (uint64_t)rounds, "%s: %llu acquisitions", names[i],
+              "%s: %llu contended in %d two-thread rounds", name, (unsigned long long)s.contended, rounds);
+        CHECK(s.acquisitions == 1 + 2 * (uint64_t)rounds, "%s: %llu acquisitions", name,
               (unsigned long long)s.acquisitions);
         nl_lock_destroy(slock);
     }

@@ -63,8 +63,11 @@ enum {
     NL_PROP_RW          = 1u << 5, /* read_acquire/read_release available          */
     NL_PROP_DELEGATE    = 1u << 6, /* critical sections run by a server (execute)  */
     NL_PROP_NEEDS_DESTROY = 1u << 7, /* destroy frees memory: must be called        */
-    NL_PROP_FREE_RELEASE = 1u << 8   /* release of a free lock leaves it free and
+    NL_PROP_FREE_RELEASE = 1u << 8,  /* release of a free lock leaves it free and
                                         working (a stray unlock is harmless)        */
+    NL_PROP_FOREIGN     = 1u << 9  /* not numalock's code (glibc): its waiting is
+                                      not seen, so statistics count an acquisition
+                                      contended when `held` says taken at arrival */
 };
 
 /* Attributes for creating a lock; NULL means defaults. */
