@@ -78,7 +78,8 @@ clean:
 
 # Real NUMA nodes in qemu guests (docs/ARCHITECTURE.md "Real nodes in
 # a qemu guest"). numa-test: every C test in a 2-node guest, the stress harness
-# in a 4-node one, a self-check that must fail. test-numa (in `make test`): the
+# in a 4-node one, the topology's levels in a guest with sockets, a self-check
+# that must fail. test-numa (in `make test`): the
 # quick form. The script's status 77 means skipped; it prints why.
 .PHONY: numa-test test-numa
 numa-test: build

@@ -3,11 +3,13 @@
 # Builds an initramfs holding the project's binaries and the libraries they
 # need, boots Debian's cloud kernel in qemu (TCG) as a 2-node (2+2 CPUs) and a
 # 4-node (1 CPU each) guest, runs tests/numa/guest.sh inside, and returns the
-# guest's exit status. Then it boots the 2-node guest once more, telling it to
+# guest's exit status; a third guest (levels) has 2 sockets of 4 cores and 2
+# nodes per socket (as sub-NUMA clustering), and checks only the topology
+# and its levels: node (4) below package (2), the L3 being the socket's. Then it boots the 2-node guest once more, telling it to
 # expect 3 nodes: that run must fail, and say why (the checks can fail).
 # Timings inside the guest mean nothing (TCG): behaviour only.
 #
-# usage: scripts/numa-test.sh [--build DIR] [--quick] [--guests 2,4] [--no-selfcheck] [--expect-nodes N]
+# usage: scripts/numa-test.sh [--build DIR] [--quick] [--guests 2,4,levels] [--no-selfcheck] [--expect-nodes N]
 #   --quick: of the C tests only the stress harness at 4 threads, in the 2-node
 #            guest (what `make test` runs); else every C test in the 2-node
 #            guest (up to 300 s each under TCG) and the stress harness in the
@@ -17,7 +19,7 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$ROOT/build
-GUESTS=2,4
+GUESTS=2,4,levels
 SELFCHECK=1
 QUICK=0
 EXPECT=""
@@ -30,12 +32,12 @@ while [ $# -gt 0 ]; do
         --no-selfcheck) SELFCHECK=0; shift ;;
         --quick) QUICK=1; shift ;;
         --expect-nodes) EXPECT=$2; shift 2 ;;
-        *) echo "numa-test: unknown option '$1': valid options are --build DIR, --quick, --guests 2,4, --no-selfcheck, --expect-nodes N" >&2; exit 2 ;;
+        *) echo "numa-test: unknown option '$1': valid options are --build DIR, --quick, --guests 2,4,levels, --no-selfcheck, --expect-nodes N" >&2; exit 2 ;;
     esac
 done
 [ -z "$TEST_TIMEOUT" ] && { [ $QUICK = 1 ] && TEST_TIMEOUT=60 || TEST_TIMEOUT=300; }
 for g in ${GUESTS//,/ }; do
-    case "$g" in 2|4) ;; *) echo "numa-test: unknown guest '$g' in --guests: valid choices are 2, 4" >&2; exit 2 ;; esac
+    case "$g" in 2|4|levels) ;; *) echo "numa-test: unknown guest '$g' in --guests: valid choices are 2, 4, levels" >&2; exit 2 ;; esac
 done
 skip() { echo "numa-test skipped: $*"; exit 77; }
 
@@ -123,8 +125,18 @@ echo "numa-test: $(wc -l <"$R"/nl/tests.txt) C tests, kernel $(basename "$KERNEL
 # ---- boot -------------------------------------------------------------------
 # boot NODES EXPECTED_NODES ONLY: prints the guest's console, returns its status
 boot() {
-    local nodes=$1 expect=$2 only=$3 args dist log rc tests=all
-    if [ "$nodes" = 2 ]; then
+    local nodes=$1 expect=$2 only=$3 args dist log rc tests=all levels=""
+    if [ "$nodes" = levels ]; then
+        args="-smp 8,sockets=2,cores=4,threads=1"
+        for n in 0 1 2 3; do
+            args="$args -object memory-backend-ram,id=m$n,size=192M -numa node,nodeid=$n,cpus=$((2 * n))-$((2 * n + 1)),memdev=m$n"
+        done
+        args="$args -numa dist,src=0,dst=1,val=16 -numa dist,src=0,dst=2,val=32 -numa dist,src=0,dst=3,val=32
+              -numa dist,src=1,dst=2,val=32 -numa dist,src=1,dst=3,val=32 -numa dist,src=2,dst=3,val=16"
+        dist="10,16,32,32;16,10,32,32;32,32,10,16;32,32,16,10"
+        levels=node:4,package:2
+        tests=none
+    elif [ "$nodes" = 2 ]; then
         args="-smp 4,sockets=2,cores=2,threads=1
               -object memory-backend-ram,id=m0,size=384M -numa node,nodeid=0,cpus=0-1,memdev=m0
               -object memory-backend-ram,id=m1,size=384M -numa node,nodeid=1,cpus=2-3,memdev=m1
@@ -144,10 +156,10 @@ boot() {
         [ $QUICK = 1 ] && tests=none
     fi
     log=$WORK/guest-$nodes${only:+-$only}.log
-    echo "numa-test: booting a $nodes-node guest (expects $expect nodes${only:+, $only checks only})"
+    echo "numa-test: booting the $nodes${levels:+ (sockets and nodes)} guest (expects $expect nodes${only:+, $only checks only})"
     # shellcheck disable=SC2086
     timeout "$TIMEOUT" "$QEMU" -accel tcg,thread=multi -m 768 $args -kernel "$KERNEL" -initrd "$WORK"/initramfs.gz \
-        -append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init nl_nodes=$expect nl_dist=$dist nl_only=$only nl_test_timeout=$TEST_TIMEOUT nl_tests=$tests" \
+        -append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init nl_nodes=$expect nl_dist=$dist nl_only=${levels:+topo}$only nl_levels=$levels nl_test_timeout=$TEST_TIMEOUT nl_tests=$tests" \
         -nographic -no-reboot -monitor none -nic none </dev/null 2>&1 | sed -u 's/\r$//' | tee "$log"
     rc=$(sed -n 's/^NUMA-TEST-RC=\([0-9]*\).*/\1/p' "$log" | tail -1)
     if [ -z "$rc" ]; then
@@ -161,13 +173,14 @@ start=$(date +%s)
 status=0
 for g in ${GUESTS//,/ }; do
     want=${EXPECT:-$g}
+    [ "$g" = levels ] && want=${EXPECT:-4}
     boot "$g" "$want" ""
     rc=$?
     if [ $rc -ne 0 ]; then
-        echo "numa-test: the $g-node guest FAILED (status $rc; log $WORK/guest-$g.log)"
+        echo "numa-test: the $g guest FAILED (status $rc; log $WORK/guest-$g.log)"
         status=1
     else
-        echo "numa-test: the $g-node guest passed"
+        echo "numa-test: the $g guest passed"
     fi
 done
 if [ $SELFCHECK = 1 ] && [ -z "$EXPECT" ]; then

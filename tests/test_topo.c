@@ -3,7 +3,9 @@
  * and one real measurement on this machine.
  * The CPU-list parser that sysfs lists, cpus: specs, the stored measurement
  * and `topo --measure --cpus` share.
- *   test_topo [cpulist|cluster|store|measured|measure|all] */
+ * The hierarchy: the sysfs reader on fixtures of real machines' layouts
+ * (levels), virtual hierarchies and bad specs (virtual).
+ *   test_topo [cpulist|cluster|store|measured|measure|levels|virtual|all] */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "numalock/topology.h"
 #include "numalock/measure.h"
@@ -284,6 +287,235 @@ static void test_cpulist(void)
     CHECK(nl_cpulist_parse("0-3/4-7", 3, cpus, 8) == 4, "a list inside a cpus: spec");
 }
 
+/* ---- levels: the sysfs reader on fixtures of real machines' layouts ------- */
+/* A machine: per CPU its core, LLC group, cluster, node and package (group
+ * ids; lists are written as sysfs writes them, the group's CPUs). */
+typedef struct {
+    const char *name;
+    int ncpus;
+    int core[256], llc[256], cluster[256], node[256], package[256];
+} machine_t;
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(2);
+    }
+    fprintf(f, "%s\n", text);
+    fclose(f);
+}
+
+/* the CPUs i with g[i] == v as a sysfs list ("0-3,64-67") */
+static void group_list(const int *g, int n, int v, char *out, size_t len)
+{
+    size_t off = 0;
+    out[0] = 0;
+    for (int c = 0; c < n; c++) {
+        if (g[c] != v)
+            continue;
+        int e = c;
+        while (e + 1 < n && g[e + 1] == v)
+            e++;
+        off += (size_t)snprintf(out + off, len - off, "%s%d", off ? "," : "", c);
+        if (e > c)
+            off += (size_t)snprintf(out + off, len - off, "-%d", e);
+        c = e;
+    }
+}
+
+static void mkdirs(const char *path)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(buf, 0755);
+            *p = '/';
+        }
+    mkdir(buf, 0755);
+}
+
+static void write_machine(const char *root, const machine_t *m)
+{
+    char path[512], list[2048];
+    snprintf(path, sizeof path, "%s/devices/system/cpu", root);
+    mkdirs(path);
+    snprintf(path, sizeof path, "%s/devices/system/cpu/present", root);
+    snprintf(list, sizeof list, "0-%d", m->ncpus - 1);
+    write_file(path, list);
+    int maxnode = 0;
+    for (int c = 0; c < m->ncpus; c++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/devices/system/cpu/cpu%d/topology", root, c);
+        mkdirs(dir);
+        static const struct { const char *file; int which; } topo[] = {
+            { "thread_siblings_list", 0 }, { "cluster_cpus_list", 2 },
+            { "die_cpus_list", 4 }, { "package_cpus_list", 4 }, { "core_siblings_list", 4 },
+        };
+        for (size_t i = 0; i < sizeof topo / sizeof topo[0]; i++) {
+            const int *g = topo[i].which == 0 ? m->core : topo[i].which == 2 ? m->cluster : m->package;
+            group_list(g, m->ncpus, g[c], list, sizeof list);
+            snprintf(path, sizeof path, "%s/%s", dir, topo[i].file);
+            write_file(path, list);
+        }
+        /* L1d, L1i, L2 per core; L3 per LLC group */
+        static const struct { int level; const char *type; } caches[] = {
+            { 1, "Data" }, { 1, "Instruction" }, { 2, "Unified" }, { 3, "Unified" },
+        };
+        for (int i = 0; i < 4; i++) {
+            snprintf(dir, sizeof dir, "%s/devices/system/cpu/cpu%d/cache/index%d", root, c, i);
+            mkdirs(dir);
+            char v[16];
+            snprintf(v, sizeof v, "%d", caches[i].level);
+            snprintf(path, sizeof path, "%s/level", dir);
+            write_file(path, v);
+            snprintf(path, sizeof path, "%s/type", dir);
+            write_file(path, caches[i].type);
+            const int *g = i < 3 ? m->core : m->llc;
+            group_list(g, m->ncpus, g[c], list, sizeof list);
+            snprintf(path, sizeof path, "%s/shared_cpu_list", dir);
+            write_file(path, list);
+        }
+        if (m->node[c] > maxnode)
+            maxnode = m->node[c];
+    }
+    for (int n = 0; n <= maxnode; n++) {
+        snprintf(path, sizeof path, "%s/devices/system/node/node%d", root, n);
+        mkdirs(path);
+        group_list(m->node, m->ncpus, n, list, sizeof list);
+        snprintf(path, sizeof path, "%s/devices/system/node/node%d/cpulist", root, n);
+        write_file(path, list);
+    }
+}
+
+/* what the reader must find: levels finest first, "name:domains" */
+static void check_levels(const machine_t *m, const char *want, int want_nodes)
+{
+    char root[] = "/tmp/nl_sysfs_XXXXXX";
+    if (!mkdtemp(root)) {
+        CHECK(0, "mkdtemp");
+        return;
+    }
+    write_machine(root, m);
+    char spec[128], err[512];
+    snprintf(spec, sizeof spec, "sysfs:%s", root);
+    static nl_topology_t t;
+    int rc = nl_topology_parse(spec, &t, err, sizeof err);
+    CHECK(rc == 0, "%s: %s", m->name, err);
+    char got[256] = "";
+    size_t off = 0;
+    for (int l = 0; rc == 0 && l < t.nlevels; l++)
+        off += (size_t)snprintf(got + off, sizeof got - off, "%s%s:%d", l ? " " : "", t.level_name[l],
+                                t.ndomains[l]);
+    CHECK(!strcmp(got, want), "%s: levels '%s', expected '%s'", m->name, got, want);
+    CHECK(t.nnodes == want_nodes, "%s: %d nodes, expected %d", m->name, t.nnodes, want_nodes);
+    /* every CPU's leaf lies in its node, and each level nests in the next */
+    for (int c = 0; rc == 0 && c < m->ncpus; c++) {
+        int leaf = t.cpu_to_leaf[c];
+        CHECK(leaf >= 0 && t.up[t.node_level][leaf] == t.cpu_to_node[c], "%s: CPU %d leaf %d not in node %d",
+              m->name, c, leaf, t.cpu_to_node[c]);
+    }
+    printf("topo levels: %s: %s (%d nodes)\n", m->name, got, t.nnodes);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", root);
+}
+
+static void test_levels(void)
+{
+    static machine_t m;
+    /* AMD EPYC (Zen 2), 2 sockets in NPS1 (a node per socket), 8 CCXs of 4
+     * cores per socket, SMT 2: CPUs 0-63 the cores' first threads, 64-127
+     * their siblings; an L3 per CCX; x86 reports a cluster per core */
+    memset(&m, 0, sizeof m);
+    m.name = "EPYC 2x64 NPS1, 8 CCX per node";
+    m.ncpus = 128;
+    for (int c = 0; c < 128; c++) {
+        int core = c % 64;
+        m.core[c] = core;
+        m.llc[c] = core / 4;
+        m.cluster[c] = core;
+        m.node[c] = core / 32;
+        m.package[c] = core / 32;
+    }
+    check_levels(&m, "cache:16 node:2", 2);
+    /* Intel Xeon, 2 sockets with sub-NUMA clustering (2 nodes per socket),
+     * 16 cores per socket, SMT 2; one L3 per socket (wider than a node) */
+    memset(&m, 0, sizeof m);
+    m.name = "Xeon 2x32 SNC2";
+    m.ncpus = 64;
+    for (int c = 0; c < 64; c++) {
+        int core = c % 32;
+        m.core[c] = core;
+        m.llc[c] = core / 16;
+        m.cluster[c] = core;
+        m.node[c] = core / 8;
+        m.package[c] = core / 16;
+    }
+    check_levels(&m, "node:4 package:2", 4);
+    /* ARM server (Kunpeng 920 layout), 1 socket, 2 nodes of 32 cores, no
+     * SMT, clusters of 4 cores sharing an L2, one L3 per node */
+    memset(&m, 0, sizeof m);
+    m.name = "ARM 64 cores, 2 nodes, clusters of 4";
+    m.ncpus = 64;
+    for (int c = 0; c < 64; c++) {
+        m.core[c] = c;
+        m.llc[c] = c / 32;
+        m.cluster[c] = c / 4;
+        m.node[c] = c / 32;
+        m.package[c] = 0;
+    }
+    check_levels(&m, "cluster:16 node:2", 2);
+    /* a machine without levels beside its nodes: one level */
+    memset(&m, 0, sizeof m);
+    m.name = "2 CPUs, one node";
+    m.ncpus = 2;
+    for (int c = 0; c < 2; c++) {
+        m.core[c] = c;
+        m.llc[c] = 0;
+        m.cluster[c] = c;
+        m.node[c] = 0;
+        m.package[c] = 0;
+    }
+    check_levels(&m, "node:1", 1);
+}
+
+/* ---- virtual hierarchies and bad specs --------------------------------------- */
+static void test_virtual_levels(void)
+{
+    static nl_topology_t t;
+    char err[512];
+    CHECK(nl_topology_parse("virtual:2x2", &t, err, sizeof err) == 0, "%s", err);
+    CHECK(t.nlevels == 2 && t.node_level == 1 && t.nnodes == 2 && t.ndomains[0] == 4 &&
+              !strcmp(t.level_name[0], "cache") && !strcmp(t.level_name[1], "node"),
+          "virtual:2x2: %d levels, node level %d, %d nodes", t.nlevels, t.node_level, t.nnodes);
+    CHECK(t.up[1][0] == 0 && t.up[1][1] == 0 && t.up[1][2] == 1 && t.up[1][3] == 1, "virtual:2x2 nesting");
+    CHECK(nl_topology_parse("virtual:2x2x4", &t, err, sizeof err) == 0, "%s", err);
+    CHECK(t.nlevels == 3 && t.nnodes == 4 && t.ndomains[0] == 16 && t.ndomains[2] == 2 &&
+              !strcmp(t.level_name[2], "package") && t.up[2][15] == 1 && t.up[1][15] == 3,
+          "virtual:2x2x4: %d levels, %d nodes", t.nlevels, t.nnodes);
+    CHECK(nl_topology_parse("virtual:3", &t, err, sizeof err) == 0 && t.nlevels == 1 && t.nnodes == 3 &&
+              !strcmp(t.level_name[0], "node"), "virtual:3 is one level of 3 nodes");
+    const char *bad[] = { "virtual:2x0", "virtual:2x", "virtual:x2", "virtual:2x2x2x2x2", "virtual:65x2",
+                          "virtual:1x2000", "virtual:2y2", "sysfs:", "sysfs:/nonexistent-dir" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        int rc = nl_topology_parse(bad[i], &t, err, sizeof err);
+        CHECK(rc == EINVAL && strstr(err, bad[i]) && strstr(err, "valid forms"),
+              "'%s' is refused with one sentence naming it and the valid forms: %s", bad[i], err);
+    }
+    /* the calling thread's domains, round-robin over the leaves */
+    CHECK(nl_topology_set("virtual:2x2", err, sizeof err) == 0, "%s", err);
+    int leaf = nl_current_domain(0), node = nl_current_domain(1);
+    CHECK(leaf >= 0 && leaf < 4 && node == leaf / 2 && node == nl_current_node() && nl_current_domain(2) == -1,
+          "thread domains: leaf %d node %d", leaf, node);
+    nl_topology_set("auto", err, sizeof err);
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "all";
@@ -298,6 +530,10 @@ int main(int argc, char **argv)
         test_measured_spec();
     if (all || !strcmp(what, "measure"))
         test_measure();
+    if (all || !strcmp(what, "levels"))
+        test_levels();
+    if (all || !strcmp(what, "virtual"))
+        test_virtual_levels();
     if (failures)
         fprintf(stderr, "%d check(s) failed\n", failures);
     return failures ? 1 : 0;

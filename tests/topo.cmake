@@ -3,7 +3,7 @@
 add_executable(test_topo test_topo.c)
 target_link_libraries(test_topo PRIVATE numalock_static m)
 target_compile_options(test_topo PRIVATE ${NL_WARN})
-foreach(part cpulist cluster store measured measure)
+foreach(part cpulist cluster store measured measure levels virtual)
   add_test(NAME topo.${part} COMMAND test_topo ${part})
   set_tests_properties(topo.${part} PROPERTIES TIMEOUT 120 LABELS unit)
 endforeach()

@@ -38,7 +38,7 @@ static void usage(FILE *f)
             "                                         run a program with its pthread locks replaced\n"
             "  calibrate sanl [--threads N] [--duration S] [--out FILE] [--dry-run]\n"
             "                                         measure SANL's thresholds on this machine\n"
-            "topology SPEC: auto | virtual:N | cpus:LIST/LIST/... | measured   (also NUMALOCK_TOPOLOGY)\n"
+            "topology SPEC: auto | sysfs:DIR | virtual:N | virtual:NxM... | cpus:LIST/LIST/... | measured   (also NUMALOCK_TOPOLOGY)\n"
             "workloads:\n");
     bench_list_workloads(f);
 }
@@ -97,12 +97,21 @@ static int cmd_list(int argc, char **argv)
     return 0;
 }
 
-/* Print a CPU set of node n as a compact list "0-3,8". */
-static void print_cpus(const nl_topology_t *t, int n, int json)
+/* the level-`level` domain of CPU c, or -1 */
+static int cpu_domain(const nl_topology_t *t, int c, int level)
+{
+    if (level < 0)
+        return t->cpu_to_node[c];
+    int leaf = t->cpu_to_leaf[c];
+    return leaf < 0 ? -1 : t->up[level][leaf];
+}
+
+/* Print the CPUs of domain n of `level` (-1: node n) as a compact list "0-3,8". */
+static void print_cpus_at(const nl_topology_t *t, int level, int n, int json)
 {
     int first = 1;
     for (int c = 0; c < t->ncpus; c++) {
-        if (t->cpu_to_node[c] != n)
+        if (cpu_domain(t, c, level) != n)
             continue;
         if (json) {
             printf("%s%d", first ? "" : ", ", c);
@@ -110,7 +119,7 @@ static void print_cpus(const nl_topology_t *t, int n, int json)
             continue;
         }
         int e = c;
-        while (e + 1 < t->ncpus && t->cpu_to_node[e + 1] == n)
+        while (e + 1 < t->ncpus && cpu_domain(t, e + 1, level) == n)
             e++;
         printf("%s%d", first ? "" : ",", c);
         if (e > c)
@@ -120,6 +129,59 @@ static void print_cpus(const nl_topology_t *t, int n, int json)
     }
     if (first && !json)
         printf("(none)");
+}
+
+static void print_cpus(const nl_topology_t *t, int n, int json) { print_cpus_at(t, -1, n, json); }
+
+/* The hierarchy: its levels in JSON, or as an indented tree (coarsest first). */
+static void print_levels_json(const nl_topology_t *t, int virt)
+{
+    printf(", \"node_level\": %d, \"levels\": [", t->node_level);
+    for (int l = 0; l < t->nlevels; l++) {
+        printf("%s{\"name\": \"%s\", \"domains\": %d", l ? ", " : "", t->level_name[l], t->ndomains[l]);
+        if (l + 1 < t->nlevels) { /* each domain's parent at the next level */
+            printf(", \"parent\": [");
+            for (int d = 0; d < t->ndomains[l]; d++) {
+                int leaf = 0; /* any leaf of domain d */
+                while (leaf + 1 < t->ndomains[0] && t->up[l][leaf] != d)
+                    leaf++;
+                printf("%s%d", d ? ", " : "", t->up[l + 1][leaf]);
+            }
+            printf("]");
+        }
+        if (!virt) {
+            printf(", \"cpus\": [");
+            for (int d = 0; d < t->ndomains[l]; d++) {
+                printf("%s[", d ? ", " : "");
+                print_cpus_at(t, l, d, 1);
+                printf("]");
+            }
+            printf("]");
+        }
+        printf("}");
+    }
+    printf("]");
+}
+
+static void print_tree(const nl_topology_t *t, int l, int parent, int depth, int virt)
+{
+    for (int d = 0; d < t->ndomains[l]; d++) {
+        if (l + 1 < t->nlevels) {
+            int leaf = 0;
+            while (leaf + 1 < t->ndomains[0] && t->up[l][leaf] != d)
+                leaf++;
+            if (t->up[l + 1][leaf] != parent)
+                continue;
+        }
+        printf("%*s%s %d", 2 * depth, "", t->level_name[l], d);
+        if (!virt) {
+            printf(": cpus ");
+            print_cpus_at(t, l, d, 0);
+        }
+        printf("\n");
+        if (l > 0)
+            print_tree(t, l - 1, d, depth + 1, virt);
+    }
 }
 
 /* Parses a subcommand's options (argv[0] is the subcommand; no operands);
@@ -182,6 +244,7 @@ static int cmd_topo(int argc, char **argv)
             printf("]}");
         }
         printf("]");
+        print_levels_json(t, virt);
         nl_cli_topo_distances(1);
         printf(", \"assignment\": \"%s\"}\n",
                virt ? "round-robin by thread registration order" : "by the CPU a thread runs on");
@@ -190,15 +253,27 @@ static int cmd_topo(int argc, char **argv)
     printf("topology: %s (%s), %d node%s, %ld online CPU%s\n", t->spec, kind, t->nnodes,
            t->nnodes == 1 ? "" : "s", sysconf(_SC_NPROCESSORS_ONLN),
            sysconf(_SC_NPROCESSORS_ONLN) == 1 ? "" : "s");
+    if (t->nlevels > 1) {
+        printf("levels, finest first:");
+        for (int l = 0; l < t->nlevels; l++)
+            printf(" %s (%d)", t->level_name[l], t->ndomains[l]);
+        printf("\n");
+    }
     if (virt) {
-        printf("threads are assigned to virtual nodes 0..%d round-robin in the order they first take a lock\n",
-               t->nnodes - 1);
+        if (t->nlevels > 1)
+            print_tree(t, t->nlevels - 1, -1, 0, 1);
+        printf("threads are assigned to virtual %s 0..%d round-robin in the order they first take a lock\n",
+               t->nlevels > 1 ? "leaf domains" : "nodes", t->ndomains[0] - 1);
         return 0;
     }
-    for (int n = 0; n < t->nnodes; n++) {
-        printf("node %d: cpus ", n);
-        print_cpus(t, n, 0);
-        printf("\n");
+    if (t->nlevels > 1) {
+        print_tree(t, t->nlevels - 1, -1, 0, 0);
+    } else {
+        for (int n = 0; n < t->nnodes; n++) {
+            printf("node %d: cpus ", n);
+            print_cpus(t, n, 0);
+            printf("\n");
+        }
     }
     nl_cli_topo_distances(0);
     return 0;

@@ -5,7 +5,7 @@ int nl_cli_run(int argc, char **argv);
 /* Apply --topology (or check NUMALOCK_TOPOLOGY); prints one sentence on error. */
 int nl_cli_apply_topology(const char *spec, const char *prog);
 /* what --topology takes, for option tables (opts.h) */
-#define NL_CLI_TOPOLOGY_FORMS "a topology: auto, virtual:N, cpus:LIST/LIST/... or measured"
+#define NL_CLI_TOPOLOGY_FORMS "a topology: auto, sysfs:DIR, virtual:N, virtual:NxM..., cpus:LIST/LIST/... or measured"
 
 /* `numalock topo --measure` (tools/topo_measure.c); argv[0] is "topo". */
 int nl_cli_topo_measure(int argc, char **argv);

@@ -1,10 +1,18 @@
 /*
- * numalock topology: which NUMA node a thread runs on.
+ * numalock topology: which NUMA node a thread runs on, and its place in the
+ * machine's hierarchy of domains (cache domain, node, package).
  *
  * Specs:
- *   auto                     real nodes from /sys/devices/system/node (one node if absent)
+ *   auto                     real nodes from /sys/devices/system/node (one node if absent),
+ *                            with the levels sysfs shows around them: last-level-cache
+ *                            domains and clusters, dies, packages (those that nest)
+ *   sysfs:DIR                the same, read from a copy of a machine's /sys under DIR
+ *                            (DIR/devices/system/...): what numalock would see there
  *   virtual:N                N virtual nodes (1..NL_MAX_NODES); threads are assigned
  *                            round-robin in the order they first ask for their node
+ *   virtual:NxM              N virtual nodes of M cache domains each (more factors: more
+ *                            levels, coarsest first: virtual:2x2x4 is 2 packages of 2 nodes
+ *                            of 4 cache domains); threads go round-robin over the finest
  *   cpus:0-7,16-23/8-15,...  explicit CPU lists, one per node, separated by '/'
  *   measured                 the CPU clusters found by core-to-core latency (`numalock topo
  *                            --measure`; stored, measured again when the CPU set differs)
@@ -21,6 +29,8 @@ extern "C" {
 
 #define NL_MAX_NODES 64
 #define NL_MAX_CPUS 4096
+#define NL_MAX_LEVELS 4     /* levels of domains below the whole machine */
+#define NL_MAX_LEAVES 1024  /* domains of the finest level */
 
 enum { NL_TOPO_AUTO = 0, NL_TOPO_VIRTUAL = 1, NL_TOPO_CPUS = 2 };
 
@@ -30,6 +40,15 @@ typedef struct nl_topology {
     int ncpus;                      /* size of cpu_to_node */
     char spec[128];                 /* canonical spec */
     int16_t cpu_to_node[NL_MAX_CPUS]; /* -1 for CPUs that are absent */
+    /* The hierarchy, finest level first; every domain lies inside one domain
+     * of each coarser level. Without levels below or above the nodes it is
+     * one level, the nodes (leaf d = node d). */
+    int nlevels;                    /* 1..NL_MAX_LEVELS */
+    int node_level;                 /* the level whose domains are the nodes */
+    int ndomains[NL_MAX_LEVELS];
+    char level_name[NL_MAX_LEVELS][12]; /* "cache", "cluster", "die", "node", "package", "group" */
+    int16_t cpu_to_leaf[NL_MAX_CPUS];   /* domain of the finest level, -1 absent */
+    int16_t up[NL_MAX_LEVELS][NL_MAX_LEAVES]; /* up[l][d]: the level-l domain of leaf d */
 } nl_topology_t;
 
 /* Parse a spec into *out. Returns 0, or EINVAL with one sentence in err that
@@ -53,6 +72,10 @@ NL_API int nl_cpulist_parse(const char *s, size_t len, int *cpus, int max);
 NL_API int nl_current_node(void);
 /* Pin the calling thread's node (benchmarks with virtual topologies); -1 undoes. */
 NL_API void nl_thread_set_node(int node);
+/* The calling thread's domain at `level` of the current topology (0: the
+ * finest; nl_topology_current()->node_level: its node); -1 for a level the
+ * topology does not have. */
+NL_API int nl_current_domain(int level);
 
 #ifdef __cplusplus
 }

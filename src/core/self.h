@@ -74,6 +74,7 @@ typedef struct nl_self {
     uint32_t holes;                    /* free slots below depth */
     int id;                            /* dense id, -1 if none */
     int node;                          /* cached node */
+    int leaf;                          /* cached domain of the finest level (topology.h) */
     int pinned_node;                   /* nl_thread_set_node, -1 if none */
     uint32_t refresh;                  /* calls until the next node refresh */
     uint32_t topo_gen;                 /* topology generation the cache is for */

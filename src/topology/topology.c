@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "node.h"
+#include "levels.h"
 #include "numalock/measure.h"
 
 #define NL_NODE_REFRESH 1024u /* node lookups served from cache between refreshes */
@@ -29,7 +30,10 @@ static void set_err(char *err, size_t len, const char *fmt, const char *a)
         snprintf(err, len, fmt, a);
 }
 
-#define VALID_FORMS "valid forms are auto, virtual:N (N from 1 to 64), cpus:LIST/LIST/... (e.g. cpus:0-3/4-7), measured"
+#define VALID_FORMS                                                                              \
+    "valid forms are auto, sysfs:DIR, virtual:N (N from 1 to 64), virtual:NxM... (nodes of M cache " \
+    "domains; up to 4 factors, at most 64 nodes and 1024 cache domains), cpus:LIST/LIST/... (e.g. "   \
+    "cpus:0-3/4-7), measured"
 
 /* One CPU number of a list at *s (before end): -1 when there is no digit or
  * the number reaches NL_MAX_CPUS. */
@@ -105,12 +109,13 @@ static int read_file_line(const char *path, char *buf, size_t len)
     return 0;
 }
 
-/* CPUs present on this machine. */
-static int present_cpus(unsigned char *set)
+/* CPUs present on the machine whose sysfs is at `sys`. */
+static int present_cpus_at(const char *sys, unsigned char *set)
 {
-    char buf[4096];
+    char buf[4096], path[512];
     memset(set, 0, NL_MAX_CPUS);
-    if (read_file_line("/sys/devices/system/cpu/present", buf, sizeof buf) == 0 && buf[0] &&
+    snprintf(path, sizeof path, "%s/devices/system/cpu/present", sys);
+    if (read_file_line(path, buf, sizeof buf) == 0 && buf[0] &&
         parse_cpulist(buf, buf + strlen(buf), set) == 0)
         return 0;
     long n = sysconf(_SC_NPROCESSORS_CONF);
@@ -121,6 +126,8 @@ static int present_cpus(unsigned char *set)
     return 0;
 }
 
+static int present_cpus(unsigned char *set) { return present_cpus_at("/sys", set); }
+
 static void finish_cpu_map(nl_topology_t *t)
 {
     int max = -1;
@@ -130,7 +137,7 @@ static void finish_cpu_map(nl_topology_t *t)
     t->ncpus = max + 1;
 }
 
-static int parse_auto(nl_topology_t *t)
+static int parse_auto_at(nl_topology_t *t, const char *sys)
 {
     for (int c = 0; c < NL_MAX_CPUS; c++)
         t->cpu_to_node[c] = -1;
@@ -138,7 +145,9 @@ static int parse_auto(nl_topology_t *t)
     t->nnodes = 0;
     /* sysfs node ids may be sparse: collect and sort them, then number densely */
     int ids[NL_MAX_NODES], n = 0;
-    DIR *d = opendir("/sys/devices/system/node");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/devices/system/node", sys);
+    DIR *d = opendir(dir);
     if (d) {
         struct dirent *de;
         while ((de = readdir(d)) && n < NL_MAX_NODES) {
@@ -155,7 +164,7 @@ static int parse_auto(nl_topology_t *t)
     unsigned char set[NL_MAX_CPUS];
     for (int i = 0; i < n; i++) {
         char path[128], buf[4096];
-        snprintf(path, sizeof path, "/sys/devices/system/node/node%d/cpulist", ids[i]);
+        snprintf(path, sizeof path, "%s/devices/system/node/node%d/cpulist", sys, ids[i]);
         if (read_file_line(path, buf, sizeof buf))
             continue;
         memset(set, 0, sizeof set);
@@ -167,18 +176,63 @@ static int parse_auto(nl_topology_t *t)
         t->nnodes++;
     }
     if (t->nnodes == 0) { /* no sysfs node information: one node */
-        present_cpus(set);
+        present_cpus_at(sys, set);
         for (int c = 0; c < NL_MAX_CPUS; c++)
             if (set[c])
                 t->cpu_to_node[c] = 0;
         t->nnodes = 1;
     }
     finish_cpu_map(t);
+    nl_levels_sysfs(t, sys);
     snprintf(t->spec, sizeof t->spec, "auto");
     return 0;
 }
 
+static int parse_auto(nl_topology_t *t) { return parse_auto_at(t, "/sys"); }
+
+/* virtual:N or virtual:AxBx... (coarsest first) */
+static int parse_virtual(const char *spec, nl_topology_t *out, char *err, size_t errlen)
+{
+    long f[NL_MAX_LEVELS];
+    int nf = 0;
+    long leaves = 1;
+    const char *p = spec + 8;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (!isdigit((unsigned char)*p) || errno || v < 1 || nf == NL_MAX_LEVELS || (*end && *end != 'x') ||
+            (leaves *= v) > NL_MAX_LEAVES) {
+            set_err(err, errlen, "bad topology '%s': " VALID_FORMS, spec);
+            return EINVAL;
+        }
+        f[nf++] = v;
+        if (!*end)
+            break;
+        p = end + 1;
+    }
+    parse_auto(out); /* keep the real CPU map for reference */
+    out->kind = NL_TOPO_VIRTUAL;
+    nl_levels_virtual(out, f, nf);
+    if (out->nnodes > NL_MAX_NODES) {
+        set_err(err, errlen, "bad topology '%s': more than 64 nodes; " VALID_FORMS, spec);
+        return EINVAL;
+    }
+    snprintf(out->spec, sizeof out->spec, "%.120s", spec);
+    return 0;
+}
+
+static int parse_spec(const char *spec, nl_topology_t *out, char *err, size_t errlen);
+
 int nl_topology_parse(const char *spec, nl_topology_t *out, char *err, size_t errlen)
+{
+    int rc = parse_spec(spec, out, err, errlen);
+    if (rc == 0 && out->nlevels == 0)
+        nl_levels_flat(out);
+    return rc;
+}
+
+static int parse_spec(const char *spec, nl_topology_t *out, char *err, size_t errlen)
 {
     if (!spec || !*spec) {
         set_err(err, errlen, "empty topology spec: " VALID_FORMS "%s", "");
@@ -189,19 +243,21 @@ int nl_topology_parse(const char *spec, nl_topology_t *out, char *err, size_t er
         return parse_auto(out);
     if (!strcmp(spec, "measured")) /* the stored latency clustering (measured.c) */
         return nl_topology_parse_measured(out, err, errlen);
-    if (!strncmp(spec, "virtual:", 8)) {
-        const char *n = spec + 8;
-        char *end;
-        errno = 0;
-        long v = strtol(n, &end, 10);
-        if (!isdigit((unsigned char)*n) || *end || errno || v < 1 || v > NL_MAX_NODES) {
-            set_err(err, errlen, "bad topology '%s': " VALID_FORMS, spec);
+    if (!strncmp(spec, "virtual:", 8))
+        return parse_virtual(spec, out, err, errlen);
+    if (!strncmp(spec, "sysfs:", 6)) {
+        const char *dir = spec + 6;
+        char path[512];
+        snprintf(path, sizeof path, "%s/devices/system/cpu", dir);
+        DIR *d = *dir ? opendir(path) : NULL;
+        if (!d) {
+            set_err(err, errlen, "bad topology '%s': no sysfs tree there (DIR/devices/system/cpu is missing); "
+                    VALID_FORMS, spec);
             return EINVAL;
         }
-        parse_auto(out); /* keep the real CPU map for reference */
-        out->kind = NL_TOPO_VIRTUAL;
-        out->nnodes = (int)v;
-        snprintf(out->spec, sizeof out->spec, "virtual:%ld", v);
+        closedir(d);
+        parse_auto_at(out, dir);
+        snprintf(out->spec, sizeof out->spec, "%.120s", spec);
         return 0;
     }
     if (!strncmp(spec, "cpus:", 5)) {
@@ -317,27 +373,39 @@ int nl_self_node_refresh(nl_self_t *s)
 {
     const nl_topology_t *t = nl_topology_current();
     uint32_t gen = atomic_load_explicit(&nl_topo_gen, memory_order_acquire);
-    int node;
+    int leaves = t->ndomains[0], leaf;
     if (s->pinned_node >= 0) {
-        node = s->pinned_node % t->nnodes;
+        /* a pinned node: its first leaf */
+        int node = s->pinned_node % t->nnodes;
+        leaf = 0;
+        while (leaf + 1 < leaves && t->up[t->node_level][leaf] != node)
+            leaf++;
         s->refresh = UINT32_MAX;
     } else if (t->kind == NL_TOPO_VIRTUAL) {
         if (s->topo_gen != gen)
-            s->node = (int)(atomic_fetch_add_explicit(&virtual_next, 1, memory_order_relaxed) %
-                            (uint32_t)t->nnodes);
-        node = s->node;
+            s->leaf = (int)(atomic_fetch_add_explicit(&virtual_next, 1, memory_order_relaxed) % (uint32_t)leaves);
+        leaf = s->leaf;
         s->refresh = UINT32_MAX;
     } else {
         int cpu = sched_getcpu();
-        node = (cpu >= 0 && cpu < t->ncpus && t->cpu_to_node[cpu] >= 0) ? t->cpu_to_node[cpu] : 0;
+        leaf = (cpu >= 0 && cpu < t->ncpus && t->cpu_to_leaf[cpu] >= 0) ? t->cpu_to_leaf[cpu] : 0;
         s->refresh = NL_NODE_REFRESH;
     }
-    s->node = node;
+    s->leaf = leaf;
+    s->node = t->up[t->node_level][leaf];
     s->topo_gen = gen;
-    return node;
+    return s->node;
 }
 
 int nl_current_node(void) { return nl_self_node(nl_self()); }
+
+int nl_current_domain(int level)
+{
+    nl_self_t *s = nl_self();
+    nl_self_node(s);
+    const nl_topology_t *t = nl_topology_current();
+    return level >= 0 && level < t->nlevels ? t->up[level][s->leaf] : -1;
+}
 
 void nl_thread_set_node(int node)
 {

@@ -3,7 +3,9 @@
 # NUMA nodes. Environment (from the kernel command line):
 #   nl_nodes   the number of NUMA nodes the guest must have
 #   nl_dist    the distance matrix it must have: rows separated by ';', values by ','
-#   nl_only    "topo": only the topology checks (the failing self-check)
+#   nl_only    "topo": only the topology checks (the failing self-check, the levels guest)
+#   nl_levels  the hierarchy `numalock topo` must show, finest first, as
+#              name:domains,... (e.g. cache:4,node:2); empty: nodes only
 #   nl_tests   "stress": of the C tests only the stress harness runs; "stress4": only
 #              at 4 threads; "none": none; else all
 #   nl_test_timeout  seconds each C test may run (TCG is slow)
@@ -46,12 +48,28 @@ i=0
 while read -r row; do
     want=$(echo "$row" | tr ',' ' ')
     cpus=$(cat /sys/devices/system/node/node$i/cpulist 2>/dev/null)
-    if grep -q "^node $i: cpus $cpus\$" $T/topo.txt; then pass "numalock topo: node $i cpus $cpus"; else
+    if grep -q "^ *node $i: cpus $cpus\$" $T/topo.txt; then pass "numalock topo: node $i cpus $cpus"; else
         fail "numalock topo: node $i should list cpus '$cpus'"; fi
     if grep -q "^  node$i: $want\$" $T/topo.txt; then pass "numalock topo: node$i distances $want"; else
         fail "numalock topo: node$i distances should read '$want'"; fi
     i=$((i + 1))
 done <$T/dist.expected
+
+# ---- the hierarchy: the levels qemu's -smp sockets/dies/cores gave the guest --
+if [ -n "$nl_levels" ]; then
+    want="levels, finest first: $(echo "$nl_levels" | sed 's/\([a-z]*\):\([0-9]*\)/\1 (\2)/g; s/,/ /g')"
+    if grep -qx "$want" $T/topo.txt; then pass "numalock topo: $want"; else
+        fail "numalock topo should say '$want': $(grep '^levels' $T/topo.txt || echo 'no levels line')"
+        for f in /sys/devices/system/cpu/cpu0/cache/index*/shared_cpu_list /sys/devices/system/cpu/cpu0/cache/index*/level \
+                 /sys/devices/system/cpu/cpu0/topology/*_list; do echo "  $f: $(cat $f 2>/dev/null)"; done; fi
+    numalock topo --json >$T/topo.json 2>&1
+    if grep -q '"levels": \[{"name"' $T/topo.json; then pass "numalock topo --json lists the levels"; else
+        fail "numalock topo --json has no levels: $(head -c 300 $T/topo.json)"; fi
+elif grep -q '^levels' $T/topo.txt; then
+    fail "numalock topo shows levels the guest was not given: $(grep '^levels' $T/topo.txt)"
+else
+    pass "numalock topo: no levels beside the nodes"
+fi
 
 if [ "$nl_only" = topo ]; then
     echo "numa-test guest: $checks checks, $failed failed"
