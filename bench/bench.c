@@ -122,7 +122,7 @@ typedef struct {
     tp_counter_t *counters;
     _Atomic int stop;
     _Atomic int ready;
-    int nnodes;
+    int nleaves;
     int virtual_topo;
 } tp_shared_t;
 
@@ -136,8 +136,8 @@ static void *tp_thread(void *p)
     tp_arg_t *ta = p;
     tp_shared_t *sh = ta->sh;
     int tid = ta->tid;
-    if (sh->virtual_topo)
-        nl_thread_set_node(tid % sh->nnodes);
+    if (sh->virtual_topo) /* round-robin over the finest domains (the nodes of virtual:N) */
+        nl_thread_set_leaf(tid % sh->nleaves);
     if (sh->a->thread_init)
         sh->a->thread_init(sh->a->state, tid);
     atomic_fetch_add(&sh->ready, 1);
@@ -163,7 +163,7 @@ int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r
     nl_attr_t attr = { .stats = true };
     tp_shared_t sh = { .a = a };
     const nl_topology_t *topo = nl_topology_current();
-    sh.nnodes = topo->nnodes;
+    sh.nleaves = topo->ndomains[0];
     sh.virtual_topo = topo->kind == NL_TOPO_VIRTUAL;
     sh.lock = nl_lock_create_ops(a->ops, &attr);
     if (!sh.lock) {
@@ -226,6 +226,8 @@ int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r
         r->stats.handovers_to_parked = s1.handovers_to_parked - s0.handovers_to_parked;
         for (int i = 0; i < NL_STATS_EXTRA; i++)
             r->stats.extra[i] = s1.extra[i] - s0.extra[i];
+        for (int i = 0; i < NL_STATS_LEVELS; i++)
+            r->stats.crossings[i] = s1.crossings[i] - s0.crossings[i];
     }
     for (int i = 0; i < created; i++)
         pthread_join(th[i], NULL);
@@ -353,6 +355,14 @@ static void write_record(FILE *f, const bench_record_t *r)
                    "\"handovers_to_parked\": %llu",
                 (unsigned long long)r->stats.parks, (unsigned long long)r->stats.gate_waits,
                 (unsigned long long)r->stats.wakes, (unsigned long long)r->stats.handovers_to_parked);
+        /* the share of hand-overs that crossed each level of the hierarchy */
+        const nl_topology_t *topo = nl_topology_current();
+        fprintf(f, ", \"crossings\": {");
+        for (int l = 0; l < topo->nlevels; l++) {
+            fprintf(f, "%s\"%s\": ", l ? ", " : "", topo->level_name[l]);
+            json_num(f, r->stats.handovers ? (double)r->stats.crossings[l] / (double)r->stats.handovers : NAN);
+        }
+        fprintf(f, "}");
         /* the lock's own events, under the names its ops table gives */
         const nl_lock_ops_t *lops = nl_lock_find(r->lock);
         for (int i = 0; lops && i < NL_STATS_EXTRA; i++)
@@ -448,8 +458,17 @@ static void print_table(const bench_ctx_t *c)
                      100.0 * (double)r->stats.remote_handovers / (double)r->stats.handovers);
         if (!isnan(r->fairness))
             snprintf(fair, sizeof fair, "%.3f", r->fairness);
-        printf("%-14s %-7d %-12s %14s %8s %9s %9s%s%s\n", r->lock, r->threads, r->topology, ops,
-               ratio, remote, fair, r->extra[0] ? "  " : "", r->extra);
+        /* the other levels a hand-over crossed (remote: the node level) */
+        char cross[96] = "";
+        const nl_topology_t *topo = nl_topology_current();
+        size_t off = 0;
+        for (int l = 0; r->has_stats && r->stats.handovers && topo->nlevels > 1 && l < topo->nlevels; l++)
+            if (l != topo->node_level && off < sizeof cross)
+                off += (size_t)snprintf(cross + off, sizeof cross - off, "%s%s %.1f%%", off ? ", " : "  crossed: ",
+                                        topo->level_name[l],
+                                        100.0 * (double)r->stats.crossings[l] / (double)r->stats.handovers);
+        printf("%-14s %-7d %-12s %14s %8s %9s %9s%s%s%s\n", r->lock, r->threads, r->topology, ops,
+               ratio, remote, fair, cross, r->extra[0] ? "  " : "", r->extra);
     }
 }
 

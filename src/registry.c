@@ -8,7 +8,7 @@
 extern const nl_lock_ops_t nl_ops_tas, nl_ops_ttas, nl_ops_ticket, nl_ops_mcs, nl_ops_hbo,
     nl_ops_pthread;
 extern const nl_lock_ops_t nl_ops_cna, nl_ops_cna_opt, nl_ops_qspinlock, nl_ops_qspinlock_cna;
-extern const nl_lock_ops_t nl_ops_c_bo_mcs, nl_ops_c_tkt_tkt, nl_ops_hmcs;
+extern const nl_lock_ops_t nl_ops_c_bo_mcs, nl_ops_c_tkt_tkt, nl_ops_hmcs, nl_ops_hmcs_n, nl_ops_c_tkt_n;
 extern const nl_lock_ops_t nl_ops_cst_mutex, nl_ops_cst_rwsem, nl_ops_pthread_rwlock;
 extern const nl_lock_ops_t nl_ops_sanl, nl_ops_fc;
 extern const nl_lock_ops_t nl_ops_futex_rwlock;
@@ -30,6 +30,8 @@ static const nl_lock_ops_t *const registry[] = {
     &nl_ops_c_bo_mcs,
     &nl_ops_c_tkt_tkt,
     &nl_ops_hmcs,
+    &nl_ops_hmcs_n,
+    &nl_ops_c_tkt_n,
     &nl_ops_cst_mutex,
     &nl_ops_cst_rwsem,
     &nl_ops_pthread_rwlock,

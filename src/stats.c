@@ -17,9 +17,14 @@ void nl_stats_init(nl_stats_t *s)
     atomic_init(&s->gate_waits, 0);
     atomic_init(&s->wakes, 0);
     atomic_init(&s->handovers_to_parked, 0);
+    for (int i = 0; i < NL_STATS_LEVELS; i++)
+        atomic_init(&s->crossings[i], 0);
     atomic_init(&s->last_thread, -1);
     atomic_init(&s->last_node, -1);
+    atomic_init(&s->last_leaf, -1);
 }
+
+_Static_assert(NL_STATS_LEVELS == NL_MAX_LEVELS, "a crossing counter per level");
 
 #define BUMP(field) \
     atomic_store_explicit(&s->field, atomic_load_explicit(&s->field, memory_order_relaxed) + 1, \
@@ -29,7 +34,7 @@ void nl_stats_on_acquire(nl_stats_t *s, bool contended)
 {
     nl_self_t *self = nl_self();
     int64_t me = self->id >= 0 ? self->id : (int64_t)(uintptr_t)self;
-    int node = nl_self_node(self);
+    int node = nl_self_node(self), leaf = self->leaf;
     int64_t last = atomic_load_explicit(&s->last_thread, memory_order_relaxed);
     BUMP(acquisitions);
     if (contended)
@@ -38,9 +43,17 @@ void nl_stats_on_acquire(nl_stats_t *s, bool contended)
         BUMP(handovers);
         if (atomic_load_explicit(&s->last_node, memory_order_relaxed) != node)
             BUMP(remote_handovers);
+        /* the levels the hand-over crossed (ids of the current topology) */
+        int prev = atomic_load_explicit(&s->last_leaf, memory_order_relaxed);
+        const nl_topology_t *t = nl_topology_current();
+        if (prev >= 0 && prev < t->ndomains[0] && prev != leaf)
+            for (int l = 0; l < t->nlevels; l++)
+                if (t->up[l][prev] != t->up[l][leaf])
+                    BUMP(crossings[l]);
     }
     atomic_store_explicit(&s->last_thread, me, memory_order_relaxed);
     atomic_store_explicit(&s->last_node, node, memory_order_relaxed);
+    atomic_store_explicit(&s->last_leaf, leaf, memory_order_relaxed);
 }
 
 /* What the calling thread's waiting counters moved by during one lock call
@@ -78,5 +91,7 @@ void nl_stats_read(const nl_stats_t *s, nl_stats_snapshot_t *out)
     out->parks = atomic_load_explicit(&s->parks, memory_order_relaxed);
     out->gate_waits = atomic_load_explicit(&s->gate_waits, memory_order_relaxed);
     out->wakes = atomic_load_explicit(&s->wakes, memory_order_relaxed);
+    for (int i = 0; i < NL_STATS_LEVELS; i++)
+        out->crossings[i] = atomic_load_explicit(&s->crossings[i], memory_order_relaxed);
     out->handovers_to_parked = atomic_load_explicit(&s->handovers_to_parked, memory_order_relaxed);
 }

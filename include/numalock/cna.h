@@ -78,7 +78,7 @@ typedef struct nl_cna_node {
     struct nl_cna_node *sec_tail;  /* valid in the secondary queue's head */
     uint64_t since;                /* when the lock arrived on the holder's node */
     int32_t numa;                  /* node of the waiter, -1 if it never waited */
-    int32_t pad_;
+    int32_t leaf;                  /* its domain of the topology's finest level */
 } nl_cna_node_t;
 
 typedef struct { NL_ATOMIC(nl_cna_node_t *) tail; } nl_cna_t;

@@ -124,6 +124,7 @@ NL_API const char *nl_lock_names(char *buf, size_t len);
 NL_API size_t nl_lock_bytes_at_nodes(const nl_lock_ops_t *ops, unsigned nodes);
 
 /* ---- statistics ---------------------------------------------------------- */
+#define NL_STATS_LEVELS 4 /* = NL_MAX_LEVELS of topology.h */
 typedef struct nl_stats_snapshot {
     uint64_t acquisitions;      /* write (exclusive) acquisitions             */
     uint64_t contended;         /* acquisitions that took the lock's slow path  */
@@ -135,6 +136,10 @@ typedef struct nl_stats_snapshot {
     uint64_t gate_waits;        /* passive waits at the gate (over-subscribed)  */
     uint64_t wakes;             /* futex wakes issued (hand-overs, early wakes) */
     uint64_t handovers_to_parked; /* hand-overs whose receiver was asleep       */
+    /* hand-overs whose previous holder was in another domain of level l of
+     * the topology's hierarchy (topology.h; the node level's count is
+     * remote_handovers) */
+    uint64_t crossings[NL_STATS_LEVELS];
 } nl_stats_snapshot_t;
 
 /* Raw statistics block, usable by code that keeps locks in its own storage. */
@@ -142,8 +147,10 @@ typedef struct nl_stats {
     NL_ATOMIC(uint64_t) acquisitions, contended, handovers, remote_handovers, read_acquisitions;
     NL_ATOMIC(uint64_t) extra[NL_STATS_EXTRA]; /* the lock's own events, counted by waiters */
     NL_ATOMIC(uint64_t) parks, gate_waits, wakes, handovers_to_parked; /* waiting (src/wait) */
+    NL_ATOMIC(uint64_t) crossings[NL_STATS_LEVELS];
     NL_ATOMIC(int64_t) last_thread;
     NL_ATOMIC(int32_t) last_node;
+    NL_ATOMIC(int32_t) last_leaf;
 } nl_stats_t;
 
 NL_API void nl_stats_init(nl_stats_t *s);

@@ -72,6 +72,9 @@ NL_API int nl_cpulist_parse(const char *s, size_t len, int *cpus, int max);
 NL_API int nl_current_node(void);
 /* Pin the calling thread's node (benchmarks with virtual topologies); -1 undoes. */
 NL_API void nl_thread_set_node(int node);
+/* Pin the calling thread's domain of the finest level (its node follows);
+ * -1 undoes. */
+NL_API void nl_thread_set_leaf(int leaf);
 /* The calling thread's domain at `level` of the current topology (0: the
  * finest; nl_topology_current()->node_level: its node); -1 for a level the
  * topology does not have. */

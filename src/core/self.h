@@ -76,6 +76,7 @@ typedef struct nl_self {
     int node;                          /* cached node */
     int leaf;                          /* cached domain of the finest level (topology.h) */
     int pinned_node;                   /* nl_thread_set_node, -1 if none */
+    int pinned_leaf;                   /* nl_thread_set_leaf, -1 if none */
     uint32_t refresh;                  /* calls until the next node refresh */
     uint32_t topo_gen;                 /* topology generation the cache is for */
     uint64_t rng;                      /* per-thread pseudo-random state */

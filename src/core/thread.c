@@ -118,6 +118,7 @@ nl_self_t *nl_self_create(void)
     memset(s, 0, sizeof *s);
     s->id = id_alloc();
     s->pinned_node = -1;
+    s->pinned_leaf = -1;
     s->node = 0;
     s->refresh = 0;
     s->topo_gen = UINT32_MAX;

@@ -129,6 +129,7 @@ void nl_cna_lock_slow(nl_cna_t *l, nl_cna_node_t *me)
     nl_cna_node_t *tail = atomic_exchange_explicit(&l->tail, me, memory_order_acq_rel);
     if (tail) {
         me->numa = nl_self_node(w.self);
+        me->leaf = w.self->leaf;
         atomic_store_explicit(&tail->next, me, memory_order_release);
         NL_QUEUE_AWAIT(&w, me, spin);
     }

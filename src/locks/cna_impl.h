@@ -9,7 +9,10 @@
  *  - the secondary queue's tail is kept in its head node (sec_tail);
  *  - cna_find_successor() is figure 5's find_successor(): it moves the main
  *    queue's nodes between the holder and the first waiter on the holder's
- *    node to the end of the secondary queue;
+ *    node to the end of the secondary queue; where the topology has a level
+ *    below the nodes (cache domains), the first waiter of the holder's own
+ *    domain there comes first, then the first of its node (one rule of
+ *    nearness, under the same keep_lock_local bound);
  *  - cna_pass() is the second half of figure 4's cna_unlock() (lines 40-49);
  *  - cna_keep_local() is keep_lock_local(), with the paper's pseudo-random
  *    rule or a bound on the time the lock stays on one node (Linux's final
@@ -56,34 +59,52 @@ static inline bool cna_keep_local(nl_cna_node_t *me, uint64_t *now)
     return t - me->since < atomic_load_explicit(&nl_cna_limit_ns, memory_order_relaxed);
 }
 
+/* How far past the first waiter of the holder's node the search for one of
+ * its finer domain goes. */
+#define NL_CNA_LEAF_SCAN 16
+
 /* Figure 5, find_successor(): the first waiter in the main queue on node
- * `numa`; the waiters before it are appended to the secondary queue (whose
- * head travels in me->spin). NULL (queue unchanged) when there is none. */
-static inline nl_cna_node_t *cna_find_successor(nl_cna_node_t *me, nl_cna_node_t *next, int numa)
+ * `numa` (with `leaf` >= 0: the first of the holder's finest domain `leaf`
+ * if one queues within NL_CNA_LEAF_SCAN waiters past the first of its
+ * node, else that one); the waiters before it are appended to the secondary
+ * queue (whose head travels in me->spin). NULL (queue unchanged) when there
+ * is none. */
+static inline nl_cna_node_t *cna_find_successor(nl_cna_node_t *me, nl_cna_node_t *next, int numa, int leaf)
 {
-    if (next->numa == numa)
+    if (next->numa == numa && (leaf < 0 || next->leaf == leaf))
         return next;
-    nl_cna_node_t *sec_head = next, *sec_tail = next;
-    nl_cna_node_t *cur = atomic_load_explicit(&next->next, memory_order_acquire);
-    while (cur) {
+    nl_cna_node_t *pick = next->numa == numa ? next : NULL, *pick_prev = NULL;
+    nl_cna_node_t *prev = next, *cur = atomic_load_explicit(&next->next, memory_order_acquire);
+    for (int past = 0; cur && !(pick && (leaf < 0 || past >= NL_CNA_LEAF_SCAN)); past += pick != NULL) {
         if (cur->numa == numa) {
-            nl_cna_node_t *old = cna_sec_head(me);
-            if (old) {
-                atomic_store_explicit(&old->sec_tail->next, sec_head, memory_order_relaxed);
-            } else {
-                atomic_store_explicit(&me->spin, (uint64_t)(uintptr_t)sec_head, memory_order_relaxed);
-                old = sec_head;
+            if (leaf >= 0 && cur->leaf == leaf) {
+                pick = cur;
+                pick_prev = prev;
+                break;
             }
-            /* sec_tail's successor (cur) has linked itself already: nobody
-             * else writes sec_tail->next any more */
-            atomic_store_explicit(&sec_tail->next, NULL, memory_order_relaxed);
-            old->sec_tail = sec_tail;
-            return cur;
+            if (!pick) {
+                pick = cur;
+                pick_prev = prev;
+            }
         }
-        sec_tail = cur;
+        prev = cur;
         cur = atomic_load_explicit(&cur->next, memory_order_acquire);
     }
-    return NULL;
+    if (!pick || pick == next)
+        return pick;
+    /* next .. pick_prev go to the end of the secondary queue */
+    nl_cna_node_t *old = cna_sec_head(me);
+    if (old) {
+        atomic_store_explicit(&old->sec_tail->next, next, memory_order_relaxed);
+    } else {
+        atomic_store_explicit(&me->spin, (uint64_t)(uintptr_t)next, memory_order_relaxed);
+        old = next;
+    }
+    /* pick_prev's successor (pick) has linked itself already: nobody else
+     * writes pick_prev->next any more */
+    atomic_store_explicit(&pick_prev->next, NULL, memory_order_relaxed);
+    old->sec_tail = pick_prev;
+    return pick;
 }
 
 /* Figure 4, lines 40-49: hand the lock (or, for qspinlock, the head of the
@@ -94,12 +115,15 @@ static inline void cna_pass(nl_cna_node_t *me, nl_cna_node_t *next, bool reduce)
 {
     /* spin == 0: we came through an empty queue (fast path), and the lock
      * fast path did not spend stores on numa and since: fill them in now */
-    int numa;
+    int numa, leaf;
     if (atomic_load_explicit(&me->spin, memory_order_relaxed) == NL_GRANT_WAITING) {
-        numa = nl_self_node(nl_self());
+        nl_self_t *s = nl_self();
+        numa = nl_self_node(s);
+        leaf = s->leaf;
         me->since = 0;
     } else {
         numa = me->numa;
+        leaf = me->leaf;
     }
     uint64_t now = 0;
     nl_cna_node_t *succ = NULL;
@@ -108,7 +132,10 @@ static inline void cna_pass(nl_cna_node_t *me, nl_cna_node_t *next, bool reduce)
         nl_grant64(&next->spin, NL_CNA_GRANTED);
         return;
     }
-    if (cna_keep_local(me, &now) && (succ = cna_find_successor(me, next, numa))) {
+    /* a level below the nodes: prefer the holder's domain there */
+    if (nl_topology_current()->node_level == 0)
+        leaf = -1;
+    if (cna_keep_local(me, &now) && (succ = cna_find_successor(me, next, numa, leaf))) {
         uint64_t s = atomic_load_explicit(&me->spin, memory_order_relaxed);
         succ->since = me->since;
         nl_grant64(&succ->spin, s > NL_CNA_GRANTED ? s : NL_CNA_GRANTED);

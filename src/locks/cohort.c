@@ -51,7 +51,7 @@ CO_OP void cb_global_release(void *g, co_local_t *L)
 CO_OP bool cb_global_busy(const void *g) { return atomic_load_explicit((_Atomic uint32_t *)g, memory_order_relaxed); }
 
 static const co_global_t cb_global = {
-    cb_global_acquire, cb_global_try, cb_global_release, cb_global_busy,
+    cb_global_acquire, cb_global_try, cb_global_release, cb_global_busy, false,
 };
 
 static int cb_init(void *p, const nl_attr_t *attr)
@@ -62,6 +62,7 @@ static int cb_init(void *p, const nl_attr_t *attr)
 }
 
 CO_INSTANCE(cb, nl_cbomcs_t, global, cb_global, co_local_mcs)
+CO_STORAGE(cb, nl_cbomcs_t)
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_c_bo_mcs = {
     .name = "c-bo-mcs",
@@ -98,7 +99,7 @@ CO_OP void ct_global_release(void *g, co_local_t *L)
 CO_OP bool ct_global_busy(const void *g) { return nl_ticket_busy(g); }
 
 static const co_global_t ct_global = {
-    ct_global_acquire, ct_global_try, ct_global_release, ct_global_busy,
+    ct_global_acquire, ct_global_try, ct_global_release, ct_global_busy, false,
 };
 
 static int ct_init(void *p, const nl_attr_t *attr)
@@ -110,6 +111,7 @@ static int ct_init(void *p, const nl_attr_t *attr)
 }
 
 CO_INSTANCE(ct, nl_ctkttkt_t, global, ct_global, co_local_ticket)
+CO_STORAGE(ct, nl_ctkttkt_t)
 
 NL_HIDDEN const nl_lock_ops_t nl_ops_c_tkt_tkt = {
     .name = "c-tkt-tkt",

@@ -61,7 +61,7 @@ typedef struct co_local {
 
 /* The cohort state every instance embeds in its lock. */
 typedef struct co {
-    uint32_t nnodes;
+    uint32_t nnodes;         /* local locks: one per node, or per leaf domain */
     uint32_t max_passes;
     uint32_t holder_numa;    /* holder only: the local lock it holds */
     uint32_t pad_;
@@ -69,12 +69,15 @@ typedef struct co {
 } co_t;
 
 /* The global lock: `g` is its state inside the lock, `L` the local lock of
- * the caller's node (whose gnode a global MCS queue uses). */
+ * the caller's domain (whose gnode a global MCS queue uses). by_leaf: the
+ * local locks are one per domain of the topology's finest level (the global
+ * lock is the rest of a hierarchy), else one per node. */
 typedef struct co_global {
     void (*acquire)(void *g, co_local_t *L, nl_waiter_t *w);
     bool (*try_acquire)(void *g, co_local_t *L); /* true: taken */
     void (*release)(void *g, co_local_t *L);
     nl_busy_fn busy;
+    bool by_leaf;
 } co_global_t;
 
 /* The local lock; `lock` is the whole lock (the key of per-thread queue
@@ -90,9 +93,12 @@ typedef struct co_local_ops {
     bool (*busy)(const co_local_t *L);
 } co_local_ops_t;
 
-static inline int co_init(co_t *c, const nl_attr_t *attr)
+/* A local lock per node (by_leaf 0) or per domain of the topology's finest
+ * level (by_leaf 1). */
+static inline int co_init_at(co_t *c, const nl_attr_t *attr, bool by_leaf)
 {
-    int n = nl_topology_nodes();
+    const nl_topology_t *t = nl_topology_current();
+    int n = by_leaf ? t->ndomains[0] : t->nnodes;
     c->nnodes = n < 1 ? 1u : (uint32_t)n;
     c->max_passes = attr && attr->local_passes ? attr->local_passes : CO_DEFAULT_PASSES;
     c->holder_numa = 0;
@@ -102,6 +108,8 @@ static inline int co_init(co_t *c, const nl_attr_t *attr)
     memset(c->local, 0, c->nnodes * sizeof *c->local);
     return 0;
 }
+
+static inline int co_init(co_t *c, const nl_attr_t *attr) { return co_init_at(c, attr, false); }
 
 static inline void co_destroy(co_t *c)
 {
@@ -114,9 +122,10 @@ static inline size_t co_bytes(size_t lock_size, const co_t *c)
     return lock_size + c->nnodes * sizeof(co_local_t);
 }
 
-static inline co_local_t *co_mine(const co_t *c, uint32_t *n)
+static inline co_local_t *co_mine(const co_t *c, const co_global_t *G, uint32_t *n)
 {
-    *n = (uint32_t)nl_self_node(nl_self()) % c->nnodes;
+    nl_self_t *s = nl_self();
+    *n = (uint32_t)(G->by_leaf ? nl_self_leaf(s) : nl_self_node(s)) % c->nnodes;
     return &c->local[*n];
 }
 
@@ -127,7 +136,7 @@ static inline co_local_t *co_mine(const co_t *c, uint32_t *n)
 static inline bool co_busy(const void *g, const co_global_t *G, const co_t *c, const co_local_ops_t *LO)
 {
     uint32_t n;
-    return G->busy(g) || LO->busy(co_mine(c, &n));
+    return G->busy(g) || LO->busy(co_mine(c, G, &n));
 }
 
 /* The holder's bookkeeping once it holds both locks; `passes` as granted. */
@@ -144,7 +153,7 @@ CO_OP void co_held(co_t *c, co_local_t *L, uint32_t n, uint32_t passes)
 CO_OP bool co_acquire_fast(void *lock, void *g, co_t *c, const co_global_t *G, const co_local_ops_t *LO)
 {
     uint32_t n;
-    co_local_t *L = co_mine(c, &n);
+    co_local_t *L = co_mine(c, G, &n);
     if (NL_UNLIKELY(G->busy(g) || nl_gate_behind(lock)) || !LO->try_acquire(lock, L))
         return false;
     if (NL_LIKELY(G->try_acquire(g, L))) {
@@ -161,7 +170,7 @@ CO_OP void co_acquire_slow(void *lock, void *g, co_t *c, const co_global_t *G,
                            const co_local_ops_t *LO, nl_busy_fn lock_busy)
 {
     uint32_t n;
-    co_local_t *L = co_mine(c, &n);
+    co_local_t *L = co_mine(c, G, &n);
     nl_waiter_t w;
     /* taken, or others wait passively for it and we are not the thread the
      * gate let in (its release and acquisition take several steps, so it is
@@ -186,7 +195,7 @@ CO_OP int co_try(void *lock, void *g, co_t *c,
                                                         const co_local_ops_t *LO)
 {
     uint32_t n;
-    co_local_t *L = co_mine(c, &n);
+    co_local_t *L = co_mine(c, G, &n);
     if (!LO->try_acquire(lock, L))
         return EBUSY;
     if (!G->try_acquire(g, L)) {
@@ -212,8 +221,9 @@ CO_OP void co_release(void *lock, void *g, co_t *c,
 /* The functions of an instance `P` whose lock type T holds its global lock
  * in field `g` (operations G) and its cohort state in `co`, with local locks
  * LO: P_busy, P_acquire (fast path, then P_acquire_slow out of line),
- * P_try, P_release, P_destroy, P_bytes_at, P_footprint; the instance writes
- * its lock type, its global lock's operations, P_init and its ops table
+ * P_try, P_release (CO_STORAGE: P_destroy, P_bytes_at, P_footprint); the
+ * instance writes its lock type, its global lock's operations, P_init and
+ * its ops table
  * (ck_cohort's prototype macro, in the same spirit). */
 #define CO_INSTANCE(P, T, g, G, LO)                                                                \
     static bool P##_busy(const void *p)                                                            \
@@ -237,7 +247,11 @@ CO_OP void co_release(void *lock, void *g, co_t *c,
     {                                                                                              \
         T *l = p;                                                                                  \
         co_release(l, &l->g, &l->co, &G, &LO);                                                     \
-    }                                                                                              \
+    }
+
+/* The destroy and sizes of an instance with only its local locks beside the
+ * lock. */
+#define CO_STORAGE(P, T)                                                                           \
     static void P##_destroy(void *p) { co_destroy(&((T *)p)->co); }                                \
     static size_t P##_bytes_at(unsigned nodes) { return sizeof(T) + nodes * sizeof(co_local_t); } \
     static size_t P##_footprint(const void *p) { return co_bytes(sizeof(T), &((const T *)p)->co); }

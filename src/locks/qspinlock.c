@@ -202,8 +202,10 @@ static inline __attribute__((always_inline)) void qs_queue(nl_qspinlock_t *l, nl
     uint32_t old = nl_tail_xchg(&l->val, tail);
     if (old & QS_TAIL_MASK) {
         nl_tail_node_t *prev = nl_tail_decode(old);
-        if (cna)
+        if (cna) {
             me->numa = nl_self_node(s);
+            me->leaf = s->leaf;
+        }
         atomic_store_explicit(&prev->c.next, me, memory_order_release);
         NL_QUEUE_AWAIT(w, me, spin);
     }

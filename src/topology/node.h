@@ -22,4 +22,11 @@ static inline int nl_self_node(nl_self_t *s)
     return nl_self_node_refresh(s);
 }
 
+/* Domain of the finest level of the calling thread (the topology's leaf). */
+static inline int nl_self_leaf(nl_self_t *s)
+{
+    nl_self_node(s);
+    return s->leaf;
+}
+
 #endif

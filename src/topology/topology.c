@@ -374,7 +374,10 @@ int nl_self_node_refresh(nl_self_t *s)
     const nl_topology_t *t = nl_topology_current();
     uint32_t gen = atomic_load_explicit(&nl_topo_gen, memory_order_acquire);
     int leaves = t->ndomains[0], leaf;
-    if (s->pinned_node >= 0) {
+    if (s->pinned_leaf >= 0) {
+        leaf = s->pinned_leaf % leaves;
+        s->refresh = UINT32_MAX;
+    } else if (s->pinned_node >= 0) {
         /* a pinned node: its first leaf */
         int node = s->pinned_node % t->nnodes;
         leaf = 0;
@@ -407,9 +410,18 @@ int nl_current_domain(int level)
     return level >= 0 && level < t->nlevels ? t->up[level][s->leaf] : -1;
 }
 
+void nl_thread_set_leaf(int leaf)
+{
+    nl_self_t *s = nl_self();
+    s->pinned_leaf = leaf < 0 ? -1 : leaf;
+    s->refresh = 0; /* recompute on next lookup */
+    s->topo_gen = UINT32_MAX;
+}
+
 void nl_thread_set_node(int node)
 {
     nl_self_t *s = nl_self();
+    s->pinned_leaf = -1;
     s->pinned_node = node < 0 ? -1 : node;
     s->refresh = 0; /* recompute on next lookup */
     s->topo_gen = UINT32_MAX;
