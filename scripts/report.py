@@ -354,6 +354,29 @@ def _series_key(rec: dict[str, Any], split_read_pct: bool) -> str:
     return rec["lock"]
 
 
+def metric_value(rec: dict[str, Any], metric: str) -> Any:
+    """A record's field, or with 'crossed:LEVEL' its share of hand-overs that
+    crossed that level of the topology's hierarchy."""
+    if metric.startswith("crossed:"):
+        crossings = rec.get("crossings")
+        value = crossings.get(metric[8:]) if isinstance(crossings, dict) else None
+        return value if isinstance(value, (int, float)) else None
+    return rec.get(metric)
+
+
+def crossing_levels(grp: Group) -> list[str]:
+    """The hierarchy's levels other than the nodes (remote share) that the
+    group's records count crossings of, finest first."""
+    levels: list[str] = []
+    for rec in grp.records:
+        crossings = rec.get("crossings")
+        if isinstance(crossings, dict):
+            for name in crossings:
+                if name != "node" and name not in levels:
+                    levels.append(name)
+    return levels
+
+
 def throughput_series(grp: Group, metric: str) -> tuple[dict[str, list[tuple[int, float]]], list[int]]:
     """label -> sorted [(threads, median value)], plus every thread count seen."""
     split = len({r.get("read_pct") for r in grp.records}) > 1
@@ -366,7 +389,7 @@ def throughput_series(grp: Group, metric: str) -> tuple[dict[str, list[tuple[int
         if threads is None:
             continue
         threads_seen.add(int(threads))
-        value = rec.get(metric)
+        value = metric_value(rec, metric)
         if value is None:
             continue
         per_label.setdefault(int(threads), []).append(value)
@@ -404,6 +427,10 @@ def plot_throughput_metric(grp: Group, metric: str, path: Path) -> None:
     elif metric == "remote_share":
         ax.set_title(f"Remote hand-over share vs threads ({where})")
         ax.set_ylabel("hand-overs to another node (share, 0\u20131)")
+        ax.set_ylim(-0.02, 1.02)
+    elif metric.startswith("crossed:"):
+        ax.set_title(f"Hand-overs that crossed a {metric[8:]} domain vs threads ({where})")
+        ax.set_ylabel(f"hand-overs to another {metric[8:]} domain (share, 0\u20131)")
         ax.set_ylim(-0.02, 1.02)
     elif metric == "fairness_factor":
         ax.set_title(f"Fairness factor vs threads ({where})")
@@ -529,7 +556,9 @@ HOW_TO_READ = (
     "**Remote share** is the share of lock hand-overs whose new holder runs on another "
     "(virtual) NUMA node than the previous holder: lower means the lock keeps its data "
     "on one node longer, which is what NUMA-aware locks aim for (it is empty when a run "
-    "had no hand-overs). The **fairness factor** is the share of all operations done by "
+    "had no hand-overs). On a topology with levels around the nodes (`virtual:NxM`, or the "
+    "cache domains and packages sysfs shows), **crossed LEVEL** is the same share for the "
+    "domains of that level (a cache domain: the lock's data left that cache). The **fairness factor** is the share of all operations done by "
     "the busier half of the threads (CNA paper, section 7.1.1): 0.5 means every thread "
     "got the same share, 1.0 means one half of the threads did all the work. **Ratios** "
     "are against a baseline lock measured in the same run (named in each table), because "
@@ -549,8 +578,11 @@ def section_throughput(grp: Group, directory: Path, written: list[Path]) -> list
     lines = [f"## {grp.workload} \u2014 topology `{grp.topology}`", ""]
     if len(grp.files) > 1:
         lines += [f"From {len(grp.files)} files: " + ", ".join(f"`{f}`" for f in grp.files) + ".", ""]
+    levels = crossing_levels(grp)
     plots = (("throughput_ops_per_s", "throughput", "Throughput vs threads"),
              ("remote_share", "remote_share", "Remote hand-over share vs threads"),
+             *((f"crossed:{lv}", f"crossed_{slug(lv)}", f"Share of hand-overs crossing a {lv} domain vs threads")
+               for lv in levels),
              ("fairness_factor", "fairness", "Fairness factor vs threads"))
     for metric, suffix, alt in plots:
         path = directory / f"{base}_{suffix}.png"
@@ -569,7 +601,9 @@ def section_throughput(grp: Group, directory: Path, written: list[Path]) -> list
     headers = ["lock", "threads"]
     if has_read_pct:
         headers.append("read %")
-    headers += ["throughput (ops/s)", ratio_head, "remote share", "fairness", "hand-overs"]
+    headers += ["throughput (ops/s)", ratio_head, "remote share"]
+    headers += [f"crossed {lv}" for lv in levels]
+    headers += ["fairness", "hand-overs"]
     if multi_file:
         headers.append("file")
 
@@ -587,9 +621,9 @@ def section_throughput(grp: Group, directory: Path, written: list[Path]) -> list
         row = [rec["lock"], fmt_generic(rec.get("threads"))]
         if has_read_pct:
             row.append(fmt_generic(rec.get("read_pct")))
-        row += [fmt_int(rec.get("throughput_ops_per_s")), ratio,
-                fmt_float(rec.get("remote_share")), fmt_float(rec.get("fairness_factor")),
-                fmt_int(rec.get("handovers"))]
+        row += [fmt_int(rec.get("throughput_ops_per_s")), ratio, fmt_float(rec.get("remote_share"))]
+        row += [fmt_float(metric_value(rec, f"crossed:{lv}")) for lv in levels]
+        row += [fmt_float(rec.get("fairness_factor")), fmt_int(rec.get("handovers"))]
         if multi_file:
             row.append(rec["_file"])
         rows.append(row)

@@ -250,8 +250,14 @@ static void report(void)
     {
         put(&o, ncont ? "numalock: contended locks, most contended first:\n"
                       : "numalock: no contended locks; most acquired:\n");
-        put(&o, "numalock: %4s %-16s %-6s %12s %10s %10s %7s %10s %10s %8s %8s %8s %8s  %s\n", "rank", "object",
-            "type", "acquired", "reads", "contended", "cont%", "wait-ms", "handovers", "remote%", "parks",
+        /* the share of hand-overs that crossed each level of the hierarchy
+         * other than the nodes' (remote%) */
+        char lvh[96] = "";
+        for (int l = 0, off = 0; l < topo->nlevels && topo->nlevels > 1; l++)
+            if (l != topo->node_level && off < (int)sizeof lvh)
+                off += snprintf(lvh + off, sizeof lvh - (size_t)off, " %9.7s%%", topo->level_name[l]);
+        put(&o, "numalock: %4s %-16s %-6s %12s %10s %10s %7s %10s %10s %8s%s %8s %8s %8s  %s\n", "rank", "object",
+            "type", "acquired", "reads", "contended", "cont%", "wait-ms", "handovers", "remote%", lvh, "parks",
             "gated", "parked%", "first locked at");
         for (size_t i = 0; i < shown && i < top; i++) {
             row_t *r = &rows[i];
@@ -261,11 +267,15 @@ static void report(void)
             else
                 where(r->e->caller, at, sizeof at);
             uint64_t all = r->s.acquisitions + r->s.read_acquisitions;
-            put(&o, "numalock: %4zu %-16p %-6s %12llu %10llu %10llu %6.2f%% %10.3f %10llu %7.2f%% %8llu %8llu %7.2f%%  %s\n", i + 1,
+            char lv[96] = "";
+            for (int l = 0, off = 0; l < topo->nlevels && topo->nlevels > 1; l++)
+                if (l != topo->node_level && off < (int)sizeof lv)
+                    off += snprintf(lv + off, sizeof lv - (size_t)off, " %9.2f%%", pct(r->s.crossings[l], r->s.handovers));
+            put(&o, "numalock: %4zu %-16p %-6s %12llu %10llu %10llu %6.2f%% %10.3f %10llu %7.2f%%%s %8llu %8llu %7.2f%%  %s\n", i + 1,
                 r->e == &overflow ? NULL : (void *)r->e->key, r->e->kind == NLP_OBJ_RWLOCK ? "rwlock" : r->e->kind == NLP_OBJ_SPIN ? "spin" : "mutex",
                 (unsigned long long)r->s.acquisitions, (unsigned long long)r->s.read_acquisitions,
                 (unsigned long long)r->contended, pct(r->contended, all), (double)r->wait_ns / 1e6,
-                (unsigned long long)r->s.handovers, pct(r->s.remote_handovers, r->s.handovers),
+                (unsigned long long)r->s.handovers, pct(r->s.remote_handovers, r->s.handovers), lv,
                 (unsigned long long)r->s.parks, (unsigned long long)r->s.gate_waits,
                 pct(r->s.handovers_to_parked, r->s.handovers), at);
         }

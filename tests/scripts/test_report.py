@@ -229,5 +229,27 @@ class UnknownWorkload(unittest.TestCase):
             self.assertIn("| mcs | 2 | 7 | \u2013 |", md)
 
 
+class Hierarchy(unittest.TestCase):
+    def test_crossing_columns_and_plot(self) -> None:
+        """Records of a topology with levels: a column and a plot per level
+        other than the nodes (the node level is the remote share)."""
+        with tempfile.TemporaryDirectory(prefix="numalock-report-lv-") as tmp:
+            d = Path(tmp)
+            recs = [tput("kvmap", lock, t, "virtual:2x2", 100000 * t,
+                         crossings={"cache": 0.25 * t / 4, "node": 0.01})
+                    for lock in ("cna", "c-tkt-n") for t in (4, 16)]
+            write_json(d / "kv.json", {"meta": meta("kvmap", "numalock bench kvmap --topology virtual:2x2"),
+                                       "records": recs})
+            proc = run_report(d)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            md = (d / "report.md").read_text(encoding="utf-8")
+            self.assertIn("| crossed cache |", md)
+            self.assertNotIn("| crossed node |", md)
+            self.assertIn("| cna | 16 | 1,600,000 | 1.00\u00d7 | 0.33 | 1.00 | 0.66 |", md)
+            png = d / "kvmap_virtual-2x2_crossed_cache.png"
+            self.assertTrue(png.exists() and png.read_bytes().startswith(PNG_MAGIC))
+            self.assertIn(png.name, md)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
