@@ -91,6 +91,20 @@ static void test_cluster(void)
         group[i] = 0;
     synth(m, 16, group, 190, 190, 0);
     CHECK(!strcmp(spec_of(m, 16, cpus, &c), "cpus:0-15") && c.k == 1 && c.why[0], "got %s k %d", spec_of(m, 16, cpus, &c), c.k);
+    {
+        int node[16], leaf[16];
+        CHECK(nl_cluster_levels(m, 16, &c, NL_CLUSTER_MIN_CLARITY, node, leaf) == 0, "flat: no second level");
+    }
+    /* two sockets of 8 with nothing finer: no second level */
+    for (int i = 0; i < 16; i++)
+        group[i] = i / 8;
+    synth(m, 16, group, 80, 190, 0.02);
+    spec_of(m, 16, cpus, &c);
+    {
+        int node[16], leaf[16];
+        CHECK(c.k == 2 && nl_cluster_levels(m, 16, &c, NL_CLUSTER_MIN_CLARITY, node, leaf) == 0,
+              "two sockets: no second level");
+    }
 
     /* two levels: 4 sockets, pairs of sockets nearer: the finest clear level wins */
     for (int i = 0; i < 16; i++)
@@ -99,6 +113,22 @@ static void test_cluster(void)
         for (int j = 0; j < 16; j++)
             m[i * 16 + j] = i == j ? 0 : group[i] == group[j] ? 50 : group[i] / 2 == group[j] / 2 ? 100 : 200;
     CHECK(!strcmp(spec_of(m, 16, cpus, &c), "cpus:0-3/4-7/8-11/12-15"), "got %s", spec_of(m, 16, cpus, &c));
+    /* ... and the level above it: the pairs of sockets, a spec of two levels
+     * that parses into cache (the sockets) below node (the pairs) */
+    {
+        int node[16], leaf[16];
+        char spec[256], err[256];
+        CHECK(nl_cluster_levels(m, 16, &c, NL_CLUSTER_MIN_CLARITY, node, leaf) == 2, "two coarser domains");
+        nl_cluster_spec_levels(node, leaf, 16, cpus, spec, sizeof spec);
+        CHECK(!strcmp(spec, "cpus:0-3|4-7/8-11|12-15"), "two levels: got %s", spec);
+        static nl_topology_t t;
+        int ok = 1;
+        for (int i = 0; i < 16; i++) /* the spec names CPUs this machine may lack: check the shape only */
+            ok &= node[i] == i / 8 && leaf[i] == i / 4;
+        CHECK(ok, "node and leaf labels");
+        CHECK(nl_topology_parse("cpus:0|1", &t, err, sizeof err) == 0 && t.nlevels == 2 && t.ndomains[0] == 2 &&
+                  t.nnodes == 1 && !strcmp(t.level_name[0], "cache"), "cpus:0|1: %s", err);
+    }
 
     /* halves of a real cluster are no cluster: 2, not 4 */
     for (int i = 0; i < 16; i++)

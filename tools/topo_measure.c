@@ -320,7 +320,12 @@ int nl_cli_topo_measure(int argc, char **argv)
     }
     static char spec[NL_C2C_MAX_CPUS * 6 + 64];
     char verdict[NL_C2C_MAX_CPUS * 6 + 256];
-    nl_cluster_spec(&c, m.cpus, spec, sizeof spec);
+    /* a second level where the data shows one ('|' in the spec) */
+    static int node[NL_C2C_MAX_CPUS], leaf[NL_C2C_MAX_CPUS];
+    if (nl_cluster_levels(m.ns, m.n, &c, NL_CLUSTER_MIN_CLARITY, node, leaf))
+        nl_cluster_spec_levels(node, leaf, m.n, m.cpus, spec, sizeof spec);
+    else
+        nl_cluster_spec(&c, m.cpus, spec, sizeof spec);
     verdict_text(&c, spec, verdict, sizeof verdict);
     if (matrix)
         printf("core-to-core one-way latency (ns) from %s, %d CPUs\n", matrix, m.n);

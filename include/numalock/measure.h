@@ -48,6 +48,20 @@ NL_API int nl_cluster_latency(const double *ns, int n, double min_clarity, nl_cl
  * length it needed (as snprintf). */
 NL_API size_t nl_cluster_spec(const nl_clusters_t *c, const int *cpus, char *buf, size_t len);
 
+/* A second level beside a clustering, where the data shows one: the
+ * clusters clustered on their median latencies to each other (a level
+ * above), else every cluster of at least 4 CPUs clustered on its own
+ * latencies, each splitting clearly (a level below). node[i] and leaf[i]:
+ * the coarser and the finer domain of CPU index i (dense, in order of first
+ * CPU). Returns the number of coarser domains, or 0 when there is no second
+ * level. */
+NL_API int nl_cluster_levels(const double *ns, int n, const nl_clusters_t *c, double min_clarity, int *node,
+                             int *leaf);
+/* The cpus: spec of two levels: nodes separated by '/', each node's finer
+ * domains by '|' ("cpus:0-1|2-3/4-5|6-7"). */
+NL_API size_t nl_cluster_spec_levels(const int *node, const int *leaf, int n, const int *cpus, char *buf,
+                                     size_t len);
+
 /* A compact CPU list ("0-3,8") of the CPU ids with mark[i] set, in order. */
 NL_API size_t nl_cpulist_format(const int *cpus, const unsigned char *mark, int n, char *buf, size_t len);
 

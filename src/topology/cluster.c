@@ -239,3 +239,114 @@ size_t nl_cluster_spec(const nl_clusters_t *c, const int *cpus, char *buf, size_
     }
     return off;
 }
+
+/* Relabel labels[0..n) densely in order of first appearance. */
+static int dense(int *labels, int n)
+{
+    int map[NL_C2C_MAX_CPUS], k = 0;
+    for (int i = 0; i < NL_C2C_MAX_CPUS; i++)
+        map[i] = -1;
+    for (int i = 0; i < n; i++) {
+        if (map[labels[i]] < 0)
+            map[labels[i]] = k++;
+        labels[i] = map[labels[i]];
+    }
+    return k;
+}
+
+int nl_cluster_levels(const double *ns, int n, const nl_clusters_t *c, double min_clarity, int *node, int *leaf)
+{
+    int k = c->k, ok = 0;
+    double *m = malloc((size_t)n * (size_t)n * sizeof *m);
+    double *v = malloc((size_t)n * (size_t)n * sizeof *v);
+    nl_clusters_t *sc = malloc(sizeof *sc);
+    if (!m || !v || !sc)
+        goto out;
+    /* above: the clusters clustered on their median latencies to each other */
+    if (k >= 4) {
+        for (int a = 0; a < k; a++)
+            for (int b = 0; b < k; b++) {
+                int nv = 0;
+                for (int i = 0; i < n; i++)
+                    for (int j = 0; j < n; j++)
+                        if (i != j && c->label[i] == a && c->label[j] == b)
+                            v[nv++] = (ns[i * n + j] + ns[j * n + i]) / 2;
+                qsort(v, (size_t)nv, sizeof *v, cmp_double);
+                m[a * k + b] = a == b ? 0 : nv ? v[nv / 2] : 0;
+            }
+        if (nl_cluster_latency(m, k, min_clarity, sc) == 0 && sc->k >= 2) {
+            for (int i = 0; i < n; i++) {
+                node[i] = sc->label[c->label[i]];
+                leaf[i] = c->label[i];
+            }
+            ok = 1;
+        }
+    }
+    /* below: each cluster of at least 4 CPUs clustered on its own latencies;
+     * the level must show in every one of them */
+    if (!ok) {
+        int idx[NL_C2C_MAX_CPUS], total = 0, big = 0, split = 1;
+        for (int a = 0; a < k && split; a++) {
+            int cn = 0;
+            for (int i = 0; i < n; i++)
+                if (c->label[i] == a)
+                    idx[cn++] = i;
+            int parts = 1;
+            if (cn >= 4) {
+                big++;
+                for (int x = 0; x < cn; x++)
+                    for (int y = 0; y < cn; y++)
+                        m[x * cn + y] = ns[idx[x] * n + idx[y]];
+                if (nl_cluster_latency(m, cn, min_clarity, sc) == 0 && sc->k >= 2)
+                    parts = sc->k;
+                else
+                    split = 0;
+            }
+            for (int x = 0; x < cn; x++) {
+                node[idx[x]] = a;
+                leaf[idx[x]] = total + (parts > 1 ? sc->label[x] : 0);
+            }
+            total += parts;
+        }
+        ok = big && split;
+    }
+out:
+    free(m);
+    free(v);
+    free(sc);
+    if (!ok)
+        return 0;
+    dense(leaf, n);
+    return dense(node, n);
+}
+
+size_t nl_cluster_spec_levels(const int *node, const int *leaf, int n, const int *cpus, char *buf, size_t len)
+{
+    size_t off = (size_t)snprintf(buf, len, "cpus:");
+    unsigned char mark[NL_C2C_MAX_CPUS], done[NL_C2C_MAX_CPUS];
+    memset(done, 0, sizeof done);
+    int nodes = 0;
+    for (int i = 0; i < n; i++)
+        if (node[i] + 1 > nodes)
+            nodes = node[i] + 1;
+    for (int k = 0; k < nodes; k++) {
+        int first = 1;
+        for (int i = 0; i < n; i++) {
+            if (node[i] != k || done[i])
+                continue;
+            for (int j = 0; j < n; j++) { /* leaf[i]'s CPUs */
+                mark[j] = node[j] == k && leaf[j] == leaf[i];
+                done[j] |= mark[j];
+            }
+            const char *sep = first ? (k ? "/" : "") : "|";
+            if (*sep) {
+                if (off + 1 < len)
+                    buf[off] = *sep, buf[off + 1] = 0;
+                off++;
+            }
+            off += nl_cpulist_format(cpus, mark, n, off < len ? buf + off : NULL, off < len ? len - off : 0);
+            first = 0;
+        }
+    }
+    return off;
+}

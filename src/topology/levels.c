@@ -259,6 +259,20 @@ void nl_levels_sysfs(nl_topology_t *t, const char *sys)
     free(p);
 }
 
+void nl_levels_groups(nl_topology_t *t, const int16_t *leaf_node, int nleaves)
+{
+    t->nlevels = 2;
+    t->node_level = 1;
+    t->ndomains[0] = nleaves;
+    t->ndomains[1] = t->nnodes;
+    snprintf(t->level_name[0], sizeof t->level_name[0], "cache");
+    snprintf(t->level_name[1], sizeof t->level_name[1], "node");
+    for (int d = 0; d < nleaves; d++) {
+        t->up[0][d] = (int16_t)d;
+        t->up[1][d] = leaf_node[d];
+    }
+}
+
 int nl_levels_virtual(nl_topology_t *t, const long *factor, int nf)
 {
     /* factors coarsest first; the finest is the cache domain when there

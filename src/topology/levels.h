@@ -13,6 +13,9 @@ NL_HIDDEN void nl_levels_flat(nl_topology_t *t);
 /* The levels that nest with t's nodes, read from the sysfs tree at `sys`
  * ("/sys", or a copy of one). */
 NL_HIDDEN void nl_levels_sysfs(nl_topology_t *t, const char *sys);
+/* Two levels: leaf d (CPU map already in t->cpu_to_leaf) inside node
+ * leaf_node[d] (cpus: specs with cache domains, measured hierarchies). */
+NL_HIDDEN void nl_levels_groups(nl_topology_t *t, const int16_t *leaf_node, int nleaves);
 /* factor[0..nf) coarsest first (1 <= nf <= NL_MAX_LEVELS; the product at
  * most NL_MAX_LEAVES): the levels, nnodes; returns the number of leaves. */
 NL_HIDDEN int nl_levels_virtual(nl_topology_t *t, const long *factor, int nf);

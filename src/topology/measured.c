@@ -278,6 +278,19 @@ static void mkdir_parents(const char *path)
         }
 }
 
+/* The spec of a measurement's clustering, with a second level where the
+ * data shows one ('|' between a node's finer domains). */
+static void measured_spec(const nl_c2c_t *m, const nl_clusters_t *c, char *spec, size_t len)
+{
+    int *node = malloc((size_t)m->n * sizeof *node), *leaf = malloc((size_t)m->n * sizeof *leaf);
+    if (node && leaf && nl_cluster_levels(m->ns, m->n, c, NL_CLUSTER_MIN_CLARITY, node, leaf))
+        nl_cluster_spec_levels(node, leaf, m->n, m->cpus, spec, len);
+    else
+        nl_cluster_spec(c, m->cpus, spec, len);
+    free(node);
+    free(leaf);
+}
+
 int nl_measured_store(const char *path, const nl_c2c_t *m, const nl_clusters_t *c, char *err, size_t errlen)
 {
     char spec[NL_C2C_MAX_CPUS * 6 + 64];
@@ -285,7 +298,7 @@ int nl_measured_store(const char *path, const nl_c2c_t *m, const nl_clusters_t *
     char cpus[NL_C2C_MAX_CPUS * 6 + 16], tmp[4200];
     memset(all, 1, sizeof all);
     nl_cpulist_format(m->cpus, all, m->n, cpus, sizeof cpus);
-    nl_cluster_spec(c, m->cpus, spec, sizeof spec);
+    measured_spec(m, c, spec, sizeof spec);
     mkdir_parents(path);
     snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
@@ -360,7 +373,7 @@ int nl_topology_parse_measured(nl_topology_t *out, char *err, size_t errlen)
             free(c);
             return rc;
         }
-        nl_cluster_spec(c, m.cpus, spec, sizeof spec);
+        measured_spec(&m, c, spec, sizeof spec);
         nl_measured_store(path, &m, c, e2, sizeof e2); /* best effort: the result is used anyway */
         nl_c2c_free(&m);
         free(c);

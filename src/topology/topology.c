@@ -33,7 +33,7 @@ static void set_err(char *err, size_t len, const char *fmt, const char *a)
 #define VALID_FORMS                                                                              \
     "valid forms are auto, sysfs:DIR, virtual:N (N from 1 to 64), virtual:NxM... (nodes of M cache " \
     "domains; up to 4 factors, at most 64 nodes and 1024 cache domains), cpus:LIST/LIST/... (e.g. "   \
-    "cpus:0-3/4-7), measured"
+    "cpus:0-3/4-7; a node's cache domains split by '|': cpus:0-1|2-3/4-5|6-7), measured"
 
 /* One CPU number of a list at *s (before end): -1 when there is no digit or
  * the number reaches NL_MAX_CPUS. */
@@ -267,45 +267,62 @@ static int parse_spec(const char *spec, nl_topology_t *out, char *err, size_t er
         for (int c = 0; c < NL_MAX_CPUS; c++)
             out->cpu_to_node[c] = -1;
         const char *s = spec + 5;
-        int node = 0;
+        int node = 0, nleaves = 0;
+        int16_t leaf_node[NL_MAX_LEAVES];
+        for (int c = 0; c < NL_MAX_CPUS; c++)
+            out->cpu_to_leaf[c] = -1;
         for (;;) {
             const char *slash = strchr(s, '/');
             const char *end = slash ? slash : s + strlen(s);
-            memset(set, 0, sizeof set);
-            if (node >= NL_MAX_NODES || parse_cpulist(s, end, set)) {
-                set_err(err, errlen, "bad topology '%s': " VALID_FORMS, spec);
-                return EINVAL;
-            }
-            for (int c = 0; c < NL_MAX_CPUS; c++) {
-                if (!set[c])
-                    continue;
-                if (!present[c]) {
-                    char msg[64];
-                    snprintf(msg, sizeof msg, "%d", c);
-                    if (err && errlen)
-                        snprintf(err, errlen,
-                                 "bad topology '%s': CPU %s is not present on this machine "
-                                 "(see `numalock topo` for the CPUs there are)", spec, msg);
+            /* a node's CPUs, its domains separated by '|' */
+            for (const char *g = s;;) {
+                const char *bar = memchr(g, '|', (size_t)(end - g));
+                const char *gend = bar ? bar : end;
+                memset(set, 0, sizeof set);
+                if (node >= NL_MAX_NODES || nleaves >= NL_MAX_LEAVES || parse_cpulist(g, gend, set)) {
+                    set_err(err, errlen, "bad topology '%s': " VALID_FORMS, spec);
                     return EINVAL;
                 }
-                if (seen[c]) {
-                    if (err && errlen)
-                        snprintf(err, errlen, "bad topology '%s': CPU %d is listed in two nodes",
-                                 spec, c);
-                    return EINVAL;
+                for (int c = 0; c < NL_MAX_CPUS; c++) {
+                    if (!set[c])
+                        continue;
+                    if (!present[c]) {
+                        char msg[64];
+                        snprintf(msg, sizeof msg, "%d", c);
+                        if (err && errlen)
+                            snprintf(err, errlen,
+                                     "bad topology '%s': CPU %s is not present on this machine "
+                                     "(see `numalock topo` for the CPUs there are)", spec, msg);
+                        return EINVAL;
+                    }
+                    if (seen[c]) {
+                        if (err && errlen)
+                            snprintf(err, errlen, "bad topology '%s': CPU %d is listed twice", spec, c);
+                        return EINVAL;
+                    }
+                    seen[c] = 1;
+                    out->cpu_to_node[c] = (int16_t)node;
+                    out->cpu_to_leaf[c] = (int16_t)nleaves;
                 }
-                seen[c] = 1;
-                out->cpu_to_node[c] = (int16_t)node;
+                leaf_node[nleaves++] = (int16_t)node;
+                if (!bar)
+                    break;
+                g = bar + 1;
             }
             node++;
             if (!slash)
                 break;
             s = slash + 1;
         }
-        /* CPUs present but not listed belong to node 0 */
+        /* CPUs present but not listed belong to node 0 (its first domain) */
         for (int c = 0; c < NL_MAX_CPUS; c++)
-            if (present[c] && out->cpu_to_node[c] < 0)
+            if (present[c] && out->cpu_to_node[c] < 0) {
                 out->cpu_to_node[c] = 0;
+                out->cpu_to_leaf[c] = 0;
+            }
+        out->nnodes = node;
+        if (nleaves > node)
+            nl_levels_groups(out, leaf_node, nleaves);
         out->kind = NL_TOPO_CPUS;
         out->nnodes = node;
         finish_cpu_map(out);
