@@ -45,8 +45,10 @@ static void test_topology_parse(void)
     } else {
         printf("test_core: cpus:0/1 not checked: one CPU online\n");
     }
-    CHECK(nl_topology_parse("cpus:0/0", &t, err, sizeof err) == EINVAL && strstr(err, "two nodes"),
+    CHECK(nl_topology_parse("cpus:0/0", &t, err, sizeof err) == EINVAL && strstr(err, "CPU 0 is listed twice"),
           "duplicate cpu: %s", err);
+    CHECK(nl_topology_parse("cpus:0|0", &t, err, sizeof err) == EINVAL && strstr(err, "CPU 0 is listed twice"),
+          "duplicate cpu in a node's domains: %s", err);
 }
 
 static _Atomic int seen_nodes[8];
