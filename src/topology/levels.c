@@ -43,7 +43,7 @@ static int read_line(const char *path, char *buf, size_t len)
 /* The smallest CPU of a CPU list, or -1. */
 static int first_cpu(const char *list)
 {
-    static _Thread_local int cpus[NL_MAX_CPUS];
+    int cpus[NL_MAX_CPUS];
     int n = nl_cpulist_parse(list, strlen(list), cpus, NL_MAX_CPUS);
     int m = -1;
     for (int i = 0; i < n; i++)
@@ -55,7 +55,7 @@ static int first_cpu(const char *list)
 /* Number the groups (keyed by their first CPU) densely in CPU order. */
 static void densify(part_t *p, const int16_t *node_of)
 {
-    static _Thread_local int16_t id_of_key[NL_MAX_CPUS];
+    int16_t id_of_key[NL_MAX_CPUS];
     for (int c = 0; c < NL_MAX_CPUS; c++)
         id_of_key[c] = -1;
     p->n = 0;
@@ -123,7 +123,7 @@ static bool read_part(part_t *p, const char *sys, const char *file, const int16_
 /* Every domain of `fine` lies inside one domain of `coarse`. */
 static bool nests(const part_t *fine, const part_t *coarse, const int16_t *node_of)
 {
-    static _Thread_local int16_t parent[NL_MAX_CPUS];
+    int16_t parent[NL_MAX_CPUS];
     for (int d = 0; d < fine->n; d++)
         parent[d] = -1;
     for (int c = 0; c < NL_MAX_CPUS; c++) {
