@@ -16,7 +16,7 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 PREFIX     ?= /usr/local
 
-.PHONY: all build tsan deps venv test test-c test-tsan test-java run run-java clean install
+.PHONY: all build tsan deps venv test test-c test-tsan test-java test-arm run run-java clean install
 
 all: build
 
@@ -58,6 +58,19 @@ test-c:
 test-tsan: tsan
 	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 exitcode=66" ctest -j $(JOBS) --output-on-failure -LE verify --timeout 900
 
+# aarch64: the library, the preload library and the tests cross-built with
+# Debian's gcc-aarch64-linux-gnu; the tests whose command is a test program
+# run under qemu-user (behaviour only: the emulator keeps the host's memory
+# order). docs/ARCHITECTURE.md "Tests" lists what it does not run, and why.
+# A test that fails runs once more (the emulator stalls now and then under
+# load); one that fails twice fails the target.
+ARM_BUILD ?= build-arm
+test-arm: deps
+	cmake -S . -B $(ARM_BUILD) $(CMAKE_GEN) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(ARM_BUILD) -j $(JOBS)
+	cd $(ARM_BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 600 --repeat until-pass:2
+
 test-java:
 	@if [ -x java/build.sh ]; then java/build.sh test; else echo "java: no module yet"; fi
 
@@ -74,7 +87,7 @@ run-java:
 	java/build.sh bench results/java-$$(date -u +%Y%m%dT%H%M%SZ)
 
 clean:
-	rm -rf $(BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(TSAN_BUILD) $(ARM_BUILD)
 
 # Real NUMA nodes in qemu guests (docs/ARCHITECTURE.md "Real nodes in
 # a qemu guest"). numa-test: every C test in a 2-node guest, the stress harness

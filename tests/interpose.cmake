@@ -28,41 +28,65 @@ if(TARGET numalock_preload)
   set(NL_IP_BIN ${CMAKE_BINARY_DIR}/bin)
   set(NL_IP_DEPS numalock_preload nl_semantics nl_cross_unlock nl_lockbound nl_cxx_timed nl_c11_threads nl_spin)
 
-  add_test(NAME interpose.symbols COMMAND ${NL_IP_DIR}/check_symbols.sh $<TARGET_FILE:numalock_preload>)
-  add_test(NAME interpose.run_cli COMMAND ${NL_IP_DIR}/run_cli.sh $<TARGET_FILE:numalock_cli> ${NL_IP_BIN})
-  add_test(NAME interpose.semantics.glibc COMMAND nl_semantics)
-  # locks too large for the mutex live in a block it points to: force that path with a small lock
-  add_test(NAME interpose.semantics.out_of_place
-    COMMAND $<TARGET_FILE:numalock_cli> run --lock ttas -- $<TARGET_FILE:nl_semantics> --expect-preload)
-  set_tests_properties(interpose.semantics.out_of_place PROPERTIES ENVIRONMENT NUMALOCK_PRELOAD_EXTERNAL=1)
-  set_tests_properties(interpose.symbols interpose.run_cli interpose.semantics.glibc interpose.semantics.out_of_place PROPERTIES
-    TIMEOUT 120 LABELS interpose)
-  foreach(lock ${NL_LOCKS})
-    add_test(NAME interpose.semantics.${lock}
-      COMMAND $<TARGET_FILE:numalock_cli> run --lock ${lock} --topology virtual:2 -- $<TARGET_FILE:nl_semantics> --expect-preload)
-    add_test(NAME interpose.programs.${lock}
-      COMMAND ${NL_IP_DIR}/run_programs.sh $<TARGET_FILE:numalock_cli> ${lock} ${NL_IP_BIN})
-    set_tests_properties(interpose.semantics.${lock} interpose.programs.${lock} PROPERTIES
-      TIMEOUT 600 LABELS interpose SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "cannot replace pthread mutexes")
-    # pthread rwlocks on a registered read-write algorithm (NUMALOCK_RWLOCK)
-    add_test(NAME interpose.rwlock.${lock}
-      COMMAND $<TARGET_FILE:numalock_cli> run --lock hbo --rwlock ${lock} --topology virtual:2 -- $<TARGET_FILE:nl_semantics> --expect-preload)
-    set_tests_properties(interpose.rwlock.${lock} PROPERTIES
-      TIMEOUT 240 LABELS interpose SKIP_REGULAR_EXPRESSION "unknown rwlock algorithm")
-    # bad environment values (one line each, default used), and
-    # pthread spin locks on LOCK at 1..32 threads, output equal to glibc's
-    add_test(NAME interpose.env.${lock}
-      COMMAND ${NL_IP_DIR}/env_test.sh $<TARGET_FILE:numalock_preload> ${lock} ${NL_IP_BIN})
-    add_test(NAME interpose.spin.${lock}
-      COMMAND ${NL_IP_DIR}/spin_test.sh $<TARGET_FILE:numalock_cli> ${lock} ${NL_IP_BIN})
-    set_tests_properties(interpose.env.${lock} interpose.spin.${lock} PROPERTIES
-      TIMEOUT 300 LABELS interpose SKIP_RETURN_CODE 77)
-  endforeach()
-  # the stray-unlock check must catch a lock whose release breaks a free lock
-  # when the preload trusts the release (its deliberately broken variant)
-  add_test(NAME interpose.semantics.ticket_trusting_release
-    COMMAND $<TARGET_FILE:numalock_cli> run --lock ticket -- $<TARGET_FILE:nl_semantics> --expect-preload)
-  set_tests_properties(interpose.semantics.ticket_trusting_release PROPERTIES
-    ENVIRONMENT NUMALOCK_PRELOAD_TRUST_RELEASE=1 PASS_REGULAR_EXPRESSION "the mutex is broken"
-    TIMEOUT 120 LABELS interpose)
+  if(CMAKE_CROSSCOMPILING)
+    # Under qemu-user (make test-arm; no binfmt_misc here, so `numalock run`
+    # cannot exec a program of the target): the test programs run under the
+    # emulator, the preload library and its settings in the emulated
+    # process's environment (QEMU_SET_ENV); the real Debian programs and the
+    # scripts run in the host build only.
+    add_test(NAME interpose.semantics.glibc COMMAND nl_semantics)
+    foreach(lock pthread tas ttas ticket hbo qspinlock qspinlock-cna shfl shfl-block futex-rwlock)
+      add_test(NAME interpose.semantics.${lock} COMMAND nl_semantics --expect-preload)
+      set_tests_properties(interpose.semantics.${lock} PROPERTIES TIMEOUT 600 LABELS interpose ENVIRONMENT
+        "QEMU_SET_ENV=LD_PRELOAD=$<TARGET_FILE:numalock_preload>,NUMALOCK_LOCK=${lock},NUMALOCK_TOPOLOGY=virtual:2,NL_SEMANTICS_UNDER_QEMU=1")
+    endforeach()
+    add_test(NAME interpose.rwlock.cst-rwsem COMMAND nl_semantics --expect-preload)
+    set_tests_properties(interpose.rwlock.cst-rwsem PROPERTIES TIMEOUT 600 LABELS interpose ENVIRONMENT
+      "QEMU_SET_ENV=LD_PRELOAD=$<TARGET_FILE:numalock_preload>,NUMALOCK_LOCK=hbo,NUMALOCK_RWLOCK=cst-rwsem,NUMALOCK_TOPOLOGY=virtual:2,NL_SEMANTICS_UNDER_QEMU=1")
+    foreach(prog nl_cross_unlock nl_c11_threads nl_cxx_timed)
+      add_test(NAME interpose.${prog}.qspinlock-cna COMMAND ${prog})
+      set_tests_properties(interpose.${prog}.qspinlock-cna PROPERTIES TIMEOUT 300 LABELS interpose ENVIRONMENT
+        "QEMU_SET_ENV=LD_PRELOAD=$<TARGET_FILE:numalock_preload>,NUMALOCK_LOCK=qspinlock-cna,NUMALOCK_TOPOLOGY=virtual:2")
+    endforeach()
+    set_tests_properties(interpose.semantics.glibc PROPERTIES TIMEOUT 120 LABELS interpose
+      ENVIRONMENT "QEMU_SET_ENV=NL_SEMANTICS_UNDER_QEMU=1")
+  else()
+    add_test(NAME interpose.symbols COMMAND ${NL_IP_DIR}/check_symbols.sh $<TARGET_FILE:numalock_preload>)
+    add_test(NAME interpose.run_cli COMMAND ${NL_IP_DIR}/run_cli.sh $<TARGET_FILE:numalock_cli> ${NL_IP_BIN})
+    add_test(NAME interpose.semantics.glibc COMMAND nl_semantics)
+    # locks too large for the mutex live in a block it points to: force that path with a small lock
+    add_test(NAME interpose.semantics.out_of_place
+      COMMAND $<TARGET_FILE:numalock_cli> run --lock ttas -- $<TARGET_FILE:nl_semantics> --expect-preload)
+    set_tests_properties(interpose.semantics.out_of_place PROPERTIES ENVIRONMENT NUMALOCK_PRELOAD_EXTERNAL=1)
+    set_tests_properties(interpose.symbols interpose.run_cli interpose.semantics.glibc interpose.semantics.out_of_place PROPERTIES
+      TIMEOUT 120 LABELS interpose)
+    foreach(lock ${NL_LOCKS})
+      add_test(NAME interpose.semantics.${lock}
+        COMMAND $<TARGET_FILE:numalock_cli> run --lock ${lock} --topology virtual:2 -- $<TARGET_FILE:nl_semantics> --expect-preload)
+      add_test(NAME interpose.programs.${lock}
+        COMMAND ${NL_IP_DIR}/run_programs.sh $<TARGET_FILE:numalock_cli> ${lock} ${NL_IP_BIN})
+      set_tests_properties(interpose.semantics.${lock} interpose.programs.${lock} PROPERTIES
+        TIMEOUT 600 LABELS interpose SKIP_RETURN_CODE 77 SKIP_REGULAR_EXPRESSION "cannot replace pthread mutexes")
+      # pthread rwlocks on a registered read-write algorithm (NUMALOCK_RWLOCK)
+      add_test(NAME interpose.rwlock.${lock}
+        COMMAND $<TARGET_FILE:numalock_cli> run --lock hbo --rwlock ${lock} --topology virtual:2 -- $<TARGET_FILE:nl_semantics> --expect-preload)
+      set_tests_properties(interpose.rwlock.${lock} PROPERTIES
+        TIMEOUT 240 LABELS interpose SKIP_REGULAR_EXPRESSION "unknown rwlock algorithm")
+      # bad environment values (one line each, default used), and
+      # pthread spin locks on LOCK at 1..32 threads, output equal to glibc's
+      add_test(NAME interpose.env.${lock}
+        COMMAND ${NL_IP_DIR}/env_test.sh $<TARGET_FILE:numalock_preload> ${lock} ${NL_IP_BIN})
+      add_test(NAME interpose.spin.${lock}
+        COMMAND ${NL_IP_DIR}/spin_test.sh $<TARGET_FILE:numalock_cli> ${lock} ${NL_IP_BIN})
+      set_tests_properties(interpose.env.${lock} interpose.spin.${lock} PROPERTIES
+        TIMEOUT 300 LABELS interpose SKIP_RETURN_CODE 77)
+    endforeach()
+    # the stray-unlock check must catch a lock whose release breaks a free lock
+    # when the preload trusts the release (its deliberately broken variant)
+    add_test(NAME interpose.semantics.ticket_trusting_release
+      COMMAND $<TARGET_FILE:numalock_cli> run --lock ticket -- $<TARGET_FILE:nl_semantics> --expect-preload)
+    set_tests_properties(interpose.semantics.ticket_trusting_release PROPERTIES
+      ENVIRONMENT NUMALOCK_PRELOAD_TRUST_RELEASE=1 PASS_REGULAR_EXPRESSION "the mutex is broken"
+      TIMEOUT 120 LABELS interpose)
+  endif()
 endif()

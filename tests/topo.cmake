@@ -8,13 +8,13 @@ foreach(part cpulist cluster store measured measure levels virtual)
   set_tests_properties(topo.${part} PROPERTIES TIMEOUT 120 LABELS unit)
 endforeach()
 
-if(NOT NL_SANITIZE_THREAD)
+if(NOT NL_SANITIZE_THREAD AND NOT CMAKE_CROSSCOMPILING) # scripts that run the command
   add_test(NAME topo.cli COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/topo_cli_test.sh $<TARGET_FILE:numalock_cli>)
   set_tests_properties(topo.cli PROPERTIES TIMEOUT 120 LABELS cli)
 endif()
 
 # the HP cache-line contention test, every lock at 1 and 2 threads
-if(NOT NL_SANITIZE_THREAD)
+if(NOT NL_SANITIZE_THREAD AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME contention.cli COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/contention_test.sh $<TARGET_FILE:numalock_cli>)
   set_tests_properties(contention.cli PROPERTIES TIMEOUT 300 LABELS cli)
 endif()

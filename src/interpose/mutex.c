@@ -303,8 +303,8 @@ EXPORT int nlp_mutex_clocklock(pthread_mutex_t *pm, clockid_t clk, const struct 
 {
     return nlp_mutex_clocklock_impl(pm, clk, abs, __builtin_return_address(0));
 }
-NLP_TWO_VERSIONS(nlp_mutex_trylock, pthread_mutex_trylock, "GLIBC_2.2.5", "GLIBC_2.34");
-NLP_TWO_VERSIONS(nlp_mutex_timedlock, pthread_mutex_timedlock, "GLIBC_2.2.5", "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_mutex_trylock, pthread_mutex_trylock, NLP_GLIBC_BASE, "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_mutex_timedlock, pthread_mutex_timedlock, NLP_GLIBC_BASE, "GLIBC_2.34");
 NLP_TWO_VERSIONS(nlp_mutex_clocklock, pthread_mutex_clocklock, "GLIBC_2.30", "GLIBC_2.34");
 
 /* the double-underscore names glibc also exports at GLIBC_2.2.5 */

@@ -24,8 +24,19 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* The version glibc gave the pthread functions where the architecture's
+ * port began (x86-64: 2.2.5, the condition variables 2.3.2; aarch64: 2.17
+ * for both); preload.map.in names the same. */
+#if defined(__aarch64__)
+#define NLP_GLIBC_BASE "GLIBC_2.17"
+#define NLP_GLIBC_COND "GLIBC_2.17"
+#else
+#define NLP_GLIBC_BASE "GLIBC_2.2.5"
+#define NLP_GLIBC_COND "GLIBC_2.3.2"
+#endif
+
 /* Export impl as name@@newv and also as name@oldv (the versions are listed in
- * preload.map; tests/interpose/check_symbols.sh checks them). */
+ * preload.map.in; tests/interpose/check_symbols.sh checks them). */
 #define NLP_TWO_VERSIONS(impl, name, oldv, newv)                                           \
     extern __typeof(impl) impl##_old __attribute__((alias(#impl), visibility("default"))); \
     __asm__(".symver " #impl "_old, " #name "@" oldv);                                     \
@@ -178,6 +189,9 @@ typedef struct nlp_mutex {
     uint32_t count;         /* 28: recursion depth                    */
     _Atomic uint32_t tseq;  /* 32: futex word for timedlock sleepers  */
     uint32_t spare;         /* 36 */
+#if __SIZEOF_PTHREAD_MUTEX_T > 40
+    unsigned char tail_[__SIZEOF_PTHREAD_MUTEX_T - 40]; /* aarch64: 48 bytes */
+#endif
 } nlp_mutex_t;
 
 /* kind bits that leave a mutex to glibc: robust (16), priority inheritance

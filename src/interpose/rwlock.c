@@ -247,17 +247,17 @@ EXPORT int nlp_rwlock_unlock(pthread_rwlock_t *pr)
     return nl_frw_read_unlock(&r->lock); /* EPERM: not held for reading (nor writing) by this thread */
 }
 
-NLP_TWO_VERSIONS(nlp_rwlock_init, pthread_rwlock_init, "GLIBC_2.2.5", "GLIBC_2.34");
-NLP_TWO_VERSIONS(nlp_rwlock_destroy, pthread_rwlock_destroy, "GLIBC_2.2.5", "GLIBC_2.34");
-NLP_TWO_VERSIONS(nlp_rwlock_rdlock, pthread_rwlock_rdlock, "GLIBC_2.2.5", "GLIBC_2.34");
-NLP_TWO_VERSIONS(nlp_rwlock_tryrdlock, pthread_rwlock_tryrdlock, "GLIBC_2.2.5", "GLIBC_2.34");
-NLP_TWO_VERSIONS(nlp_rwlock_timedrdlock, pthread_rwlock_timedrdlock, "GLIBC_2.2.5", "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_rwlock_init, pthread_rwlock_init, NLP_GLIBC_BASE, "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_rwlock_destroy, pthread_rwlock_destroy, NLP_GLIBC_BASE, "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_rwlock_rdlock, pthread_rwlock_rdlock, NLP_GLIBC_BASE, "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_rwlock_tryrdlock, pthread_rwlock_tryrdlock, NLP_GLIBC_BASE, "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_rwlock_timedrdlock, pthread_rwlock_timedrdlock, NLP_GLIBC_BASE, "GLIBC_2.34");
 NLP_TWO_VERSIONS(nlp_rwlock_clockrdlock, pthread_rwlock_clockrdlock, "GLIBC_2.30", "GLIBC_2.34");
-NLP_TWO_VERSIONS(nlp_rwlock_wrlock, pthread_rwlock_wrlock, "GLIBC_2.2.5", "GLIBC_2.34");
-NLP_TWO_VERSIONS(nlp_rwlock_trywrlock, pthread_rwlock_trywrlock, "GLIBC_2.2.5", "GLIBC_2.34");
-NLP_TWO_VERSIONS(nlp_rwlock_timedwrlock, pthread_rwlock_timedwrlock, "GLIBC_2.2.5", "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_rwlock_wrlock, pthread_rwlock_wrlock, NLP_GLIBC_BASE, "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_rwlock_trywrlock, pthread_rwlock_trywrlock, NLP_GLIBC_BASE, "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_rwlock_timedwrlock, pthread_rwlock_timedwrlock, NLP_GLIBC_BASE, "GLIBC_2.34");
 NLP_TWO_VERSIONS(nlp_rwlock_clockwrlock, pthread_rwlock_clockwrlock, "GLIBC_2.30", "GLIBC_2.34");
-NLP_TWO_VERSIONS(nlp_rwlock_unlock, pthread_rwlock_unlock, "GLIBC_2.2.5", "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_rwlock_unlock, pthread_rwlock_unlock, NLP_GLIBC_BASE, "GLIBC_2.34");
 
 /* glibc's own double-underscore rwlock names (GLIBC_2.2.5) */
 EXPORT int __pthread_rwlock_init(pthread_rwlock_t *pr, const pthread_rwlockattr_t *a)

@@ -174,8 +174,8 @@ EXPORT int nlp_spin_unlock(pthread_spinlock_t *l)
     return 0;
 }
 
-NLP_TWO_VERSIONS(nlp_spin_init, pthread_spin_init, "GLIBC_2.2.5", "GLIBC_2.34");
-NLP_TWO_VERSIONS(nlp_spin_destroy, pthread_spin_destroy, "GLIBC_2.2.5", "GLIBC_2.34");
-NLP_TWO_VERSIONS(nlp_spin_lock, pthread_spin_lock, "GLIBC_2.2.5", "GLIBC_2.34");
-NLP_TWO_VERSIONS(nlp_spin_trylock, pthread_spin_trylock, "GLIBC_2.2.5", "GLIBC_2.34");
-NLP_TWO_VERSIONS(nlp_spin_unlock, pthread_spin_unlock, "GLIBC_2.2.5", "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_spin_init, pthread_spin_init, NLP_GLIBC_BASE, "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_spin_destroy, pthread_spin_destroy, NLP_GLIBC_BASE, "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_spin_lock, pthread_spin_lock, NLP_GLIBC_BASE, "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_spin_trylock, pthread_spin_trylock, NLP_GLIBC_BASE, "GLIBC_2.34");
+NLP_TWO_VERSIONS(nlp_spin_unlock, pthread_spin_unlock, NLP_GLIBC_BASE, "GLIBC_2.34");

@@ -23,20 +23,20 @@ static void *resolve(const char *name, const char *version)
 void nlp_resolve_real(void)
 {
 #define R(field, name, ver) *(void **)&nlp_real.field = resolve(name, ver)
-    R(mutex_init, "pthread_mutex_init", "GLIBC_2.2.5");
-    R(mutex_destroy, "pthread_mutex_destroy", "GLIBC_2.2.5");
-    R(mutex_lock, "pthread_mutex_lock", "GLIBC_2.2.5");
+    R(mutex_init, "pthread_mutex_init", NLP_GLIBC_BASE);
+    R(mutex_destroy, "pthread_mutex_destroy", NLP_GLIBC_BASE);
+    R(mutex_lock, "pthread_mutex_lock", NLP_GLIBC_BASE);
     R(mutex_trylock, "pthread_mutex_trylock", "GLIBC_2.34");
     R(mutex_timedlock, "pthread_mutex_timedlock", "GLIBC_2.34");
     R(mutex_clocklock, "pthread_mutex_clocklock", "GLIBC_2.34");
-    R(mutex_unlock, "pthread_mutex_unlock", "GLIBC_2.2.5");
-    R(cond_init, "pthread_cond_init", "GLIBC_2.3.2");
-    R(cond_destroy, "pthread_cond_destroy", "GLIBC_2.3.2");
-    R(cond_wait, "pthread_cond_wait", "GLIBC_2.3.2");
-    R(cond_timedwait, "pthread_cond_timedwait", "GLIBC_2.3.2");
+    R(mutex_unlock, "pthread_mutex_unlock", NLP_GLIBC_BASE);
+    R(cond_init, "pthread_cond_init", NLP_GLIBC_COND);
+    R(cond_destroy, "pthread_cond_destroy", NLP_GLIBC_COND);
+    R(cond_wait, "pthread_cond_wait", NLP_GLIBC_COND);
+    R(cond_timedwait, "pthread_cond_timedwait", NLP_GLIBC_COND);
     R(cond_clockwait, "pthread_cond_clockwait", "GLIBC_2.34");
-    R(cond_signal, "pthread_cond_signal", "GLIBC_2.3.2");
-    R(cond_broadcast, "pthread_cond_broadcast", "GLIBC_2.3.2");
+    R(cond_signal, "pthread_cond_signal", NLP_GLIBC_COND);
+    R(cond_broadcast, "pthread_cond_broadcast", NLP_GLIBC_COND);
     R(rw_init, "pthread_rwlock_init", "GLIBC_2.34");
     R(rw_destroy, "pthread_rwlock_destroy", "GLIBC_2.34");
     R(rw_rdlock, "pthread_rwlock_rdlock", "GLIBC_2.34");

@@ -884,8 +884,15 @@ int main(int argc, char **argv)
     check_rwlock();
     if (!getenv("NUMALOCK_RWLOCK"))
         check_rwlock_writer_preference();
-    check_fork();
-    check_pshared();
+    /* qemu-user (make test-arm) aborts in a child of fork() that starts
+     * threads, and has no robust-futex list (a dead owner's robust mutex is
+     * never marked): the host run checks both, the emulated one says so */
+    if (getenv("NL_SEMANTICS_UNDER_QEMU")) {
+        printf("skipped fork-in-threaded-program, process-shared-and-robust (under qemu-user)\n");
+    } else {
+        check_fork();
+        check_pshared();
+    }
     check_many_threads();
     check_footprint();
     printf("all semantics checks passed\n");
