@@ -62,14 +62,15 @@ test-tsan: tsan
 # Debian's gcc-aarch64-linux-gnu; the tests whose command is a test program
 # run under qemu-user (behaviour only: the emulator keeps the host's memory
 # order). docs/ARCHITECTURE.md "Tests" lists what it does not run, and why.
-# A test that fails runs once more (the emulator stalls now and then under
-# load); one that fails twice fails the target.
+# The harness's watchdog waits 6 times longer, and a test that fails runs
+# once more (the emulator stalls now and then under load); one that fails
+# twice fails the target.
 ARM_BUILD ?= build-arm
 test-arm: deps
 	cmake -S . -B $(ARM_BUILD) $(CMAKE_GEN) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(ARM_BUILD) -j $(JOBS)
-	cd $(ARM_BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 600 --repeat until-pass:2
+	cd $(ARM_BUILD) && NL_STRESS_WATCHDOG_SCALE=6 ctest -j $(JOBS) --output-on-failure --timeout 600 --repeat until-pass:2
 
 test-java:
 	@if [ -x java/build.sh ]; then java/build.sh test; else echo "java: no module yet"; fi

@@ -16,7 +16,9 @@
  *  - both access paths on one lock: the handle API and the ops table on the
  *    lock's storage, mixed across threads;
  *  - progress: a watchdog fails the run when no operation completes for
- *    --watchdog seconds (default 20) instead of letting it hang;
+ *    --watchdog seconds (default 20; times NL_STRESS_WATCHDOG_SCALE where
+ *    the programs run under an emulator, make test-arm) instead of letting
+ *    it hang;
  *  - rw locks (--read-pct > 0): readers never see a writer inside, and more
  *    than one reader was inside at once at least once (reported).
  *  - --execute: three write sections in four run as a function through
@@ -398,6 +400,9 @@ int main(int argc, char **argv)
     if (read_pct && !(ops->props & NL_PROP_RW))
         read_pct = 0;
     pthread_t wd;
+    const char *scale = getenv("NL_STRESS_WATCHDOG_SCALE");
+    if (scale && atof(scale) >= 1)
+        watchdog_s *= atof(scale);
     pthread_create(&wd, NULL, watchdog, NULL);
 
     if (ops != &broken_ops && ops != &stuck_ops) {
