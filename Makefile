@@ -60,8 +60,8 @@ test-tsan: tsan
 
 # aarch64: the library, the preload library and the tests cross-built with
 # Debian's gcc-aarch64-linux-gnu; the tests whose command is a test program
-# run under qemu-user (behaviour only: the emulator keeps the host's memory
-# order). docs/ARCHITECTURE.md "Tests" lists what it does not run, and why.
+# run under qemu-user, each on one host CPU (behaviour only: the emulator
+# does not give aarch64's memory order). docs/ARCHITECTURE.md "Tests" lists what it does not run, and why.
 # The harness's watchdog waits 6 times longer, and a test that fails runs
 # once more (the emulator stalls now and then under load); one that fails
 # twice fails the target.
