@@ -147,21 +147,32 @@ CO_OP void co_held(co_t *c, co_local_t *L, uint32_t n, uint32_t passes)
         c->holder_numa = n;
 }
 
-/* Uncontended acquisition: both locks free and nobody waiting passively
- * for the lock; true when taken. The instance calls co_acquire_slow (kept
- * out of line, CO_SLOW) otherwise. */
-CO_OP bool co_acquire_fast(void *lock, void *g, co_t *c, const co_global_t *G, const co_local_ops_t *LO)
+/* Both locks if both are free (the local one first; it is given back when
+ * the global one is taken): 0, else EBUSY. */
+CO_OP int co_try(void *lock, void *g, co_t *c, const co_global_t *G, const co_local_ops_t *LO)
 {
     uint32_t n;
     co_local_t *L = co_mine(c, G, &n);
-    if (NL_UNLIKELY(G->busy(g) || nl_gate_behind(lock)) || !LO->try_acquire(lock, L))
-        return false;
-    if (NL_LIKELY(G->try_acquire(g, L))) {
-        co_held(c, L, n, 0);
-        return true;
+    if (!LO->try_acquire(lock, L))
+        return EBUSY;
+    if (!G->try_acquire(g, L)) {
+        /* global busy: give the local lock back (a waiter that came
+         * meanwhile takes the global lock itself) */
+        LO->release(lock, L, 0, NULL, NULL);
+        return EBUSY;
     }
-    LO->release(lock, L, 0, NULL, NULL); /* a waiter that came meanwhile takes the global lock itself */
-    return false;
+    co_held(c, L, n, 0);
+    return 0;
+}
+
+/* Uncontended acquisition: the global lock free and nobody waiting
+ * passively for the lock, then co_try; true when taken. The instance calls
+ * co_acquire_slow (kept out of line, CO_SLOW) otherwise. */
+CO_OP bool co_acquire_fast(void *lock, void *g, co_t *c, const co_global_t *G, const co_local_ops_t *LO)
+{
+    if (NL_UNLIKELY(G->busy(g) || nl_gate_behind(lock)))
+        return false;
+    return co_try(lock, g, c, G, LO) == 0;
 }
 
 #define CO_SLOW static __attribute__((noinline))
@@ -190,27 +201,7 @@ CO_OP void co_acquire_slow(void *lock, void *g, co_t *c, const co_global_t *G,
     co_held(c, L, n, passes);
 }
 
-CO_OP int co_try(void *lock, void *g, co_t *c,
-                                                        const co_global_t *G,
-                                                        const co_local_ops_t *LO)
-{
-    uint32_t n;
-    co_local_t *L = co_mine(c, G, &n);
-    if (!LO->try_acquire(lock, L))
-        return EBUSY;
-    if (!G->try_acquire(g, L)) {
-        /* global busy: give the local lock back (a waiter that came
-         * meanwhile takes the global lock itself) */
-        LO->release(lock, L, 0, NULL, NULL);
-        return EBUSY;
-    }
-    co_held(c, L, n, 0);
-    return 0;
-}
-
-CO_OP void co_release(void *lock, void *g, co_t *c,
-                                                             const co_global_t *G,
-                                                             const co_local_ops_t *LO)
+CO_OP void co_release(void *lock, void *g, co_t *c, const co_global_t *G, const co_local_ops_t *LO)
 {
     co_local_t *L = &c->local[c->holder_numa];
     uint32_t k = L->passes + 1;
