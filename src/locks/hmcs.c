@@ -39,7 +39,8 @@ typedef struct {
     uint32_t nup;                   /* levels between the finest and the root (hmcs: 0) */
     uint32_t pad_;
     co_local_t *dom[NL_MAX_LEVELS]; /* dom[l - 1]: the domain locks of level l */
-    int16_t *up;                    /* up[(l - 1) * leaves + leaf]: leaf's domain at level l */
+    int16_t *up;                    /* up[(l - 1) * leaves + leaf]: leaf's domain at level l
+                                     * (NULL without levels above the finest) */
 } nl_hmcs_t;
 
 /* ---- hmcs: the root alone above the nodes (grant 1: the root is yours) ---- */
@@ -231,8 +232,7 @@ static int hn_init(void *p, const nl_attr_t *attr)
         return rc;
     uint32_t leaves = l->co.nnodes;
     l->nup = (uint32_t)t->nlevels - 1;
-    l->up = calloc((size_t)(l->nup ? l->nup : 1) * leaves, sizeof *l->up);
-    if (!l->up) {
+    if (l->nup && !(l->up = calloc((size_t)l->nup * leaves, sizeof *l->up))) {
         hn_free(l);
         return ENOMEM;
     }
@@ -252,18 +252,26 @@ static int hn_init(void *p, const nl_attr_t *attr)
 
 static void hn_destroy(void *p) { hn_free(p); }
 
-/* the lock, its finest level's locks, the domain locks above and the map */
+/* the lock, its finest level's locks, the domain locks above (a level's
+ * count is its largest domain id in the map, plus one) and the map; from
+ * the lock alone, whatever the topology is now */
 static size_t hn_footprint(const void *p)
 {
     const nl_hmcs_t *l = p;
-    size_t n = co_bytes(sizeof *l, &l->co) + (size_t)(l->nup ? l->nup : 1) * l->co.nnodes * sizeof *l->up;
-    const nl_topology_t *t = nl_topology_current();
-    for (uint32_t lev = 1; lev <= l->nup && (int)lev < t->nlevels; lev++)
-        n += (size_t)t->ndomains[lev] * sizeof(co_local_t);
+    uint32_t leaves = l->co.nnodes;
+    size_t n = co_bytes(sizeof *l, &l->co) + (size_t)l->nup * leaves * sizeof *l->up;
+    for (uint32_t lev = 1; lev <= l->nup; lev++) {
+        int16_t top = 0;
+        for (uint32_t d = 0; d < leaves; d++)
+            if (l->up[(lev - 1) * leaves + d] > top)
+                top = l->up[(lev - 1) * leaves + d];
+        n += ((size_t)top + 1) * sizeof(co_local_t);
+    }
     return n;
 }
-/* on a topology of `nodes` nodes and no other level */
-static size_t hn_bytes_at(unsigned nodes) { return sizeof(nl_hmcs_t) + nodes * (sizeof(co_local_t) + sizeof(int16_t)); }
+/* on a topology of `nodes` nodes and no other level: the finest level's
+ * locks only */
+static size_t hn_bytes_at(unsigned nodes) { return sizeof(nl_hmcs_t) + nodes * sizeof(co_local_t); }
 
 CO_INSTANCE(hn, nl_hmcs_t, root, hn_tree_mcs, co_local_mcs)
 
