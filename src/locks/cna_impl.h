@@ -9,10 +9,11 @@
  *  - the secondary queue's tail is kept in its head node (sec_tail);
  *  - cna_find_successor() is figure 5's find_successor(): it moves the main
  *    queue's nodes between the holder and the first waiter on the holder's
- *    node to the end of the secondary queue; where the topology has a level
- *    below the nodes (cache domains), the first waiter of the holder's own
- *    domain there comes first, then the first of its node (one rule of
- *    nearness, under the same keep_lock_local bound);
+ *    node to the end of the secondary queue, preferring one of the holder's
+ *    own domain of the topology's finest level (its cache domain where the
+ *    topology has one below the nodes; without one a leaf is a node and the
+ *    rule is the paper's): one rule of nearness, under the same
+ *    keep_lock_local bound;
  *  - cna_pass() is the second half of figure 4's cna_unlock() (lines 40-49);
  *  - cna_keep_local() is keep_lock_local(), with the paper's pseudo-random
  *    rule or a bound on the time the lock stays on one node (Linux's final
@@ -64,20 +65,20 @@ static inline bool cna_keep_local(nl_cna_node_t *me, uint64_t *now)
 #define NL_CNA_LEAF_SCAN 16
 
 /* Figure 5, find_successor(): the first waiter in the main queue on node
- * `numa` (with `leaf` >= 0: the first of the holder's finest domain `leaf`
- * if one queues within NL_CNA_LEAF_SCAN waiters past the first of its
- * node, else that one); the waiters before it are appended to the secondary
- * queue (whose head travels in me->spin). NULL (queue unchanged) when there
- * is none. */
+ * `numa`, or the first of the holder's finest domain `leaf` if one queues
+ * within NL_CNA_LEAF_SCAN waiters past that one (a leaf lies in one node:
+ * without a level below the nodes the first of the node is of the leaf);
+ * the waiters before it are appended to the secondary queue (whose head
+ * travels in me->spin). NULL (queue unchanged) when there is none. */
 static inline nl_cna_node_t *cna_find_successor(nl_cna_node_t *me, nl_cna_node_t *next, int numa, int leaf)
 {
-    if (next->numa == numa && (leaf < 0 || next->leaf == leaf))
+    if (next->numa == numa && next->leaf == leaf)
         return next;
     nl_cna_node_t *pick = next->numa == numa ? next : NULL, *pick_prev = NULL;
     nl_cna_node_t *prev = next, *cur = atomic_load_explicit(&next->next, memory_order_acquire);
-    for (int past = 0; cur && !(pick && (leaf < 0 || past >= NL_CNA_LEAF_SCAN)); past += pick != NULL) {
+    for (int past = 0; cur && !(pick && past >= NL_CNA_LEAF_SCAN); past += pick != NULL) {
         if (cur->numa == numa) {
-            if (leaf >= 0 && cur->leaf == leaf) {
+            if (cur->leaf == leaf) {
                 pick = cur;
                 pick_prev = prev;
                 break;
@@ -132,9 +133,6 @@ static inline void cna_pass(nl_cna_node_t *me, nl_cna_node_t *next, bool reduce)
         nl_grant64(&next->spin, NL_CNA_GRANTED);
         return;
     }
-    /* a level below the nodes: prefer the holder's domain there */
-    if (nl_topology_current()->node_level == 0)
-        leaf = -1;
     if (cna_keep_local(me, &now) && (succ = cna_find_successor(me, next, numa, leaf))) {
         uint64_t s = atomic_load_explicit(&me->spin, memory_order_relaxed);
         succ->since = me->since;
