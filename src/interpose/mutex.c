@@ -47,8 +47,6 @@ static int mutex_try_busy(void *m) { return nlp_g.try_acquire(mstore(m)) ? EBUSY
 
 static inline int raw_try(nlp_mutex_t *m, void *ra)
 {
-    if (!nlp_g.stats)
-        return mutex_try_busy(m);
     return nlp_profiled_call(m, NLP_OBJ_MUTEX, 0, ra, mutex_try_busy, NULL, NULL);
 }
 
@@ -70,10 +68,7 @@ static int timed_wait(void *m, const void *ctx)
 static int raw_timed(nlp_mutex_t *m, clockid_t clk, const struct timespec *abs, void *ra)
 {
     nlp_deadline_t d = { clk, abs };
-    if (nlp_g.stats)
-        return nlp_profiled_call(m, NLP_OBJ_MUTEX, 0, ra, mutex_try_busy, timed_wait, &d);
-    int rc = mutex_try_busy(m);
-    return rc == EBUSY ? timed_wait(m, &d) : rc;
+    return nlp_profiled_call(m, NLP_OBJ_MUTEX, 0, ra, mutex_try_busy, timed_wait, &d);
 }
 
 /* A recursive or errorcheck mutex locked again by its holder (`me`): the
@@ -126,8 +121,6 @@ int nlp_mutex_glibc_lock(pthread_mutex_t *pm, void *ra)
 
 static int glibc_try(pthread_mutex_t *pm, void *ra)
 {
-    if (!nlp_g.stats)
-        return nlp_real.mutex_trylock(pm);
     return nlp_profiled_call(pm, NLP_OBJ_MUTEX, 0, ra, g_try, NULL, NULL);
 }
 

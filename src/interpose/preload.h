@@ -17,6 +17,7 @@
 #endif
 #include <pthread.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
 #include <time.h>
 #include "../internal.h"
@@ -248,10 +249,18 @@ NL_HIDDEN void nlp_profiled_acquire(const void *obj, uint32_t kind, void *caller
 NL_HIDDEN void nlp_profile_read(nlp_stat_t *s, int contended, uint64_t wait_ns);
 /* An acquisition through calls that cannot tell whether they waited (glibc's
  * locks, a lock's try): `try_fn`, then, if it found the object busy and
- * there is one, `lock_fn` (timed as the wait); recorded on the read or write
- * side when it succeeded (0, or EOWNERDEAD for a robust mutex). The result
- * of the last call. */
-NL_HIDDEN int nlp_profiled_call(void *obj, uint32_t kind, int read, void *caller, int (*try_fn)(void *obj),
-                                int (*lock_fn)(void *obj, const void *ctx), const void *ctx);
+ * there is one, `lock_fn` (timed as the wait); with the profile on,
+ * recorded on the read or write side when it succeeded (0, or EOWNERDEAD
+ * for a robust mutex). The result of the last call. */
+NL_HIDDEN int nlp_profiled_call_slow(void *obj, uint32_t kind, int read, void *caller, int rc,
+                                     int (*lock_fn)(void *obj, const void *ctx), const void *ctx);
+static inline int nlp_profiled_call(void *obj, uint32_t kind, int read, void *caller, int (*try_fn)(void *obj),
+                                    int (*lock_fn)(void *obj, const void *ctx), const void *ctx)
+{
+    int rc = try_fn(obj);
+    if (NL_LIKELY(!nlp_g.stats))
+        return rc == EBUSY && lock_fn ? lock_fn(obj, ctx) : rc;
+    return nlp_profiled_call_slow(obj, kind, read, caller, rc, lock_fn, ctx);
+}
 
 #endif

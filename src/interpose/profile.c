@@ -96,10 +96,9 @@ void nlp_profiled_acquire(const void *obj, uint32_t kind, void *caller, void (*a
     nl_stats_add_waiting(&s->st, &before); /* parks, gate waits, grants while parked */
 }
 
-int nlp_profiled_call(void *obj, uint32_t kind, int read, void *caller, int (*try_fn)(void *obj),
-                      int (*lock_fn)(void *obj, const void *ctx), const void *ctx)
+int nlp_profiled_call_slow(void *obj, uint32_t kind, int read, void *caller, int rc,
+                           int (*lock_fn)(void *obj, const void *ctx), const void *ctx)
 {
-    int rc = try_fn(obj);
     int contended = 0;
     uint64_t t0 = 0;
     if (rc == EBUSY && lock_fn) {

@@ -106,8 +106,8 @@ static int glibc_rw_lock(pthread_rwlock_t *pr, int write, int trylock, clockid_t
 {
     struct rw_call c = { write, { clk, abs } };
     int (*try_fn)(void *) = write ? g_trywr : g_tryrd;
-    if (!nlp_g.stats)
-        return trylock ? try_fn(pr) : g_lock(pr, &c);
+    if (!nlp_g.stats && !trylock) /* no try first: the profile alone needs it */
+        return g_lock(pr, &c);
     return nlp_profiled_call(pr, NLP_OBJ_RWLOCK, !write, ra, try_fn, trylock ? NULL : g_lock, &c);
 }
 
@@ -144,14 +144,7 @@ static int rw_lock_impl(pthread_rwlock_t *pr, int write, int trylock, clockid_t 
         return trylock ? EBUSY : EDEADLK;
     struct rw_call c = { write, { clk, abs } };
     int (*try_fn)(void *) = write ? own_trywr : own_tryrd;
-    int rc;
-    if (nlp_g.stats) {
-        rc = nlp_profiled_call(r, NLP_OBJ_RWLOCK, !write, ra, try_fn, trylock ? NULL : own_wait, &c);
-    } else {
-        rc = try_fn(r);
-        if (rc == EBUSY && !trylock)
-            rc = own_wait(r, &c);
-    }
+    int rc = nlp_profiled_call(r, NLP_OBJ_RWLOCK, !write, ra, try_fn, trylock ? NULL : own_wait, &c);
     if (rc)
         return rc;
     if (write)

@@ -156,8 +156,6 @@ EXPORT int nlp_spin_trylock(pthread_spinlock_t *l)
         return nlp_g.spin_try((void *)l) ? EBUSY : 0;
     decide_fast();
     int (*try_fn)(void *) = spin_is_glibc(l) ? g_spin_try : spin_try_busy;
-    if (!nlp_g.stats)
-        return try_fn((void *)l);
     return nlp_profiled_call((void *)l, NLP_OBJ_SPIN, 0, __builtin_return_address(0), try_fn, NULL, NULL);
 }
 
