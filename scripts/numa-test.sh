@@ -123,17 +123,27 @@ echo "numa-test: $(wc -l <"$R"/nl/tests.txt) C tests, kernel $(basename "$KERNEL
 (cd "$R" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$WORK"/initramfs.gz
 
 # ---- boot -------------------------------------------------------------------
+# four_nodes CPUS_PER_NODE: qemu's options for 4 nodes of that many CPUs each
+# (CPUs numbered node by node), two pairs of near nodes (0-1 and 2-3), and
+# the distance matrix the guest must show
+four_nodes() {
+    local per=$1 n
+    args4=""
+    for n in 0 1 2 3; do
+        args4="$args4 -object memory-backend-ram,id=m$n,size=192M -numa node,nodeid=$n,cpus=$((per * n))-$((per * n + per - 1)),memdev=m$n"
+    done
+    args4="$args4 -numa dist,src=0,dst=1,val=16 -numa dist,src=0,dst=2,val=32 -numa dist,src=0,dst=3,val=32
+           -numa dist,src=1,dst=2,val=32 -numa dist,src=1,dst=3,val=32 -numa dist,src=2,dst=3,val=16"
+    dist4="10,16,32,32;16,10,32,32;32,32,10,16;32,32,16,10"
+}
+
 # boot NODES EXPECTED_NODES ONLY: prints the guest's console, returns its status
 boot() {
-    local nodes=$1 expect=$2 only=$3 args dist log rc tests=all levels=""
+    local nodes=$1 expect=$2 only=$3 args dist log rc tests=all levels="" args4 dist4
     if [ "$nodes" = levels ]; then
-        args="-smp 8,sockets=2,cores=4,threads=1"
-        for n in 0 1 2 3; do
-            args="$args -object memory-backend-ram,id=m$n,size=192M -numa node,nodeid=$n,cpus=$((2 * n))-$((2 * n + 1)),memdev=m$n"
-        done
-        args="$args -numa dist,src=0,dst=1,val=16 -numa dist,src=0,dst=2,val=32 -numa dist,src=0,dst=3,val=32
-              -numa dist,src=1,dst=2,val=32 -numa dist,src=1,dst=3,val=32 -numa dist,src=2,dst=3,val=16"
-        dist="10,16,32,32;16,10,32,32;32,32,10,16;32,32,16,10"
+        four_nodes 2
+        args="-smp 8,sockets=2,cores=4,threads=1 $args4"
+        dist=$dist4
         levels=node:4,package:2
         tests=none
     elif [ "$nodes" = 2 ]; then
@@ -144,14 +154,9 @@ boot() {
         dist="10,20;20,10"
         [ $QUICK = 1 ] && tests=stress4
     else
-        args="-smp 4,sockets=4,cores=1,threads=1"
-        for n in 0 1 2 3; do
-            args="$args -object memory-backend-ram,id=m$n,size=192M -numa node,nodeid=$n,cpus=$n,memdev=m$n"
-        done
-        # two pairs of near nodes: 0-1 and 2-3
-        args="$args -numa dist,src=0,dst=1,val=16 -numa dist,src=0,dst=2,val=32 -numa dist,src=0,dst=3,val=32
-              -numa dist,src=1,dst=2,val=32 -numa dist,src=1,dst=3,val=32 -numa dist,src=2,dst=3,val=16"
-        dist="10,16,32,32;16,10,32,32;32,32,10,16;32,32,16,10"
+        four_nodes 1
+        args="-smp 4,sockets=4,cores=1,threads=1 $args4"
+        dist=$dist4
         tests=stress # the unit tests ran in the 2-node guest: here the stress harness on 4 nodes
         [ $QUICK = 1 ] && tests=none
     fi

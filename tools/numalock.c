@@ -133,6 +133,16 @@ static void print_cpus_at(const nl_topology_t *t, int level, int n, int json)
 
 static void print_cpus(const nl_topology_t *t, int n, int json) { print_cpus_at(t, -1, n, json); }
 
+/* The domain of level l + 1 that domain d of level l lies in (through any
+ * leaf of d). */
+static int parent_of(const nl_topology_t *t, int l, int d)
+{
+    int leaf = 0;
+    while (leaf + 1 < t->ndomains[0] && t->up[l][leaf] != d)
+        leaf++;
+    return t->up[l + 1][leaf];
+}
+
 /* The hierarchy: its levels in JSON, or as an indented tree (coarsest first). */
 static void print_levels_json(const nl_topology_t *t, int virt)
 {
@@ -141,12 +151,8 @@ static void print_levels_json(const nl_topology_t *t, int virt)
         printf("%s{\"name\": \"%s\", \"domains\": %d", l ? ", " : "", t->level_name[l], t->ndomains[l]);
         if (l + 1 < t->nlevels) { /* each domain's parent at the next level */
             printf(", \"parent\": [");
-            for (int d = 0; d < t->ndomains[l]; d++) {
-                int leaf = 0; /* any leaf of domain d */
-                while (leaf + 1 < t->ndomains[0] && t->up[l][leaf] != d)
-                    leaf++;
-                printf("%s%d", d ? ", " : "", t->up[l + 1][leaf]);
-            }
+            for (int d = 0; d < t->ndomains[l]; d++)
+                printf("%s%d", d ? ", " : "", parent_of(t, l, d));
             printf("]");
         }
         if (!virt) {
@@ -166,13 +172,8 @@ static void print_levels_json(const nl_topology_t *t, int virt)
 static void print_tree(const nl_topology_t *t, int l, int parent, int depth, int virt)
 {
     for (int d = 0; d < t->ndomains[l]; d++) {
-        if (l + 1 < t->nlevels) {
-            int leaf = 0;
-            while (leaf + 1 < t->ndomains[0] && t->up[l][leaf] != d)
-                leaf++;
-            if (t->up[l + 1][leaf] != parent)
-                continue;
-        }
+        if (l + 1 < t->nlevels && parent_of(t, l, d) != parent)
+            continue;
         printf("%*s%s %d", 2 * depth, "", t->level_name[l], d);
         if (!virt) {
             printf(": cpus ");

@@ -219,8 +219,10 @@ void nl_levels_sysfs(nl_topology_t *t, const char *sys)
             if (same(q, lv[j], t->cpu_to_node))
                 eq = j;
         if (eq >= 0) {
-            if (q->prio > lv[eq]->prio)
-                snprintf(lv[eq]->name, sizeof lv[eq]->name, "%s", q->name), lv[eq]->prio = q->prio;
+            if (q->prio > lv[eq]->prio) {
+                snprintf(lv[eq]->name, sizeof lv[eq]->name, "%s", q->name);
+                lv[eq]->prio = q->prio;
+            }
             continue;
         }
         /* it must nest with every kept level, one way or the other */
