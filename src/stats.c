@@ -43,9 +43,10 @@ void nl_stats_on_acquire(nl_stats_t *s, bool contended)
         BUMP(handovers);
         if (atomic_load_explicit(&s->last_node, memory_order_relaxed) != node)
             BUMP(remote_handovers);
-        /* the levels the hand-over crossed (ids of the current topology) */
+        /* the levels the hand-over crossed (ids of the topology the
+         * thread's leaf is of) */
         int prev = atomic_load_explicit(&s->last_leaf, memory_order_relaxed);
-        const nl_topology_t *t = nl_topology_current();
+        const nl_topology_t *t = self->topo;
         if (prev >= 0 && prev < t->ndomains[0] && prev != leaf)
             for (int l = 0; l < t->nlevels; l++)
                 if (t->up[l][prev] != t->up[l][leaf])

@@ -75,6 +75,7 @@ typedef struct nl_self {
     int id;                            /* dense id, -1 if none */
     int node;                          /* cached node */
     int leaf;                          /* cached domain of the finest level (topology.h) */
+    const nl_topology_t *topo;         /* the topology node and leaf are of */
     int pinned_node;                   /* nl_thread_set_node, -1 if none */
     int pinned_leaf;                   /* nl_thread_set_leaf, -1 if none */
     uint32_t refresh;                  /* calls until the next node refresh */

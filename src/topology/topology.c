@@ -413,6 +413,7 @@ int nl_self_node_refresh(nl_self_t *s)
     }
     s->leaf = leaf;
     s->node = t->up[t->node_level][leaf];
+    s->topo = t;
     s->topo_gen = gen;
     return s->node;
 }
