@@ -43,9 +43,13 @@ foreach(t ${NL_DELEG_THREADS})
 endforeach()
 
 # the harness must catch a server that drops requests when it downgrades
-add_test(NAME deleg.harness_broken COMMAND test_delegation_broken once --threads 8)
-set_tests_properties(deleg.harness_broken PROPERTIES PASS_REGULAR_EXPRESSION "requests never ran"
-  TIMEOUT 300 LABELS ${NL_DELEG_LABEL})
+# (a server and its clients running at once: not in the emulated aarch64
+# run, whose processes have one CPU)
+if(NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME deleg.harness_broken COMMAND test_delegation_broken once --threads 8)
+  set_tests_properties(deleg.harness_broken PROPERTIES PASS_REGULAR_EXPRESSION "requests never ran"
+    TIMEOUT 300 LABELS ${NL_DELEG_LABEL})
+endif()
 
 if(NOT NL_SANITIZE_THREAD AND NOT CMAKE_CROSSCOMPILING)
   # Spin model of the mode switch and the server hand-over (verify/sanl.pml)
