@@ -3,7 +3,9 @@
 #   lib/libnumalock.so.0, libnumalock.a   the library (shared, static)
 #   lib/libnumalock-preload.so            the pthread interposer (numalock run)
 #   include/numalock/*.h, numalock.hpp    public headers (C11, C++17)
-#   share/numalock/                       default and quick suites, report.py
+#   share/numalock/                       default, quick and apps suites, report.py,
+#                                         compare.py (numalock compare)
+#   bin/numalock-leveldb-bench            the apps suite's LevelDB driver (when built)
 #   lib/pkgconfig/numalock.pc             pkg-config (relocatable: ${pcfiledir})
 #   lib/cmake/numalock/                   find_package(numalock): numalock::numalock
 #                                         (shared), numalock::numalock_static
@@ -15,7 +17,8 @@ include(CMakePackageConfigHelpers)
 
 set(NL_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/numalock)
 set(NL_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/numalock)
-set(NL_DATA_FILES bench/default-suite.txt bench/quick-suite.txt scripts/report.py scripts/requirements.txt)
+set(NL_DATA_FILES bench/default-suite.txt bench/quick-suite.txt bench/apps-suite.txt scripts/report.py
+  scripts/compare.py scripts/requirements.txt)
 
 # bindir -> datadir, bindir -> libdir, relative, for tools/paths.c
 file(RELATIVE_PATH NL_REL_DATADIR ${CMAKE_INSTALL_FULL_BINDIR}

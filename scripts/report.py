@@ -33,6 +33,7 @@ THROUGHPUT_WORKLOADS = ("kvmap", "rwhash", "contention", "delegation")
 LATENCY_WORKLOAD = "latency"
 FOOTPRINT_WORKLOAD = "footprint"
 C2C_WORKLOAD = "c2c"  # `numalock topo --measure --json`: one latency matrix per record
+COMPARE_WORKLOAD = "compare"  # `numalock compare --json`: a program under glibc and each lock
 WORKLOAD_ORDER = THROUGHPUT_WORKLOADS + (LATENCY_WORKLOAD, FOOTPRINT_WORKLOAD)
 
 # Numeric fields that, when present and not null, must be numbers.
@@ -171,6 +172,8 @@ def group_runs(runs: list[Run]) -> list[Group]:
             if run.path.name not in grp.files:
                 grp.files.append(run.path.name)
             rec["_file"] = run.path.name
+            rec["_command"] = run.meta.get("command")
+            rec["_started"] = str(run.meta.get("started_utc") or "")
 
     def order(key: tuple[str, str]) -> tuple[int, str, str]:
         workload, topo = key
@@ -540,6 +543,55 @@ def plot_footprint(grp: Group, path: Path) -> None:
     save_figure(fig, path)
 
 
+def plot_compare(records: list[dict[str, Any]], path: Path, title: str) -> None:
+    """`numalock compare`: each lock's figure relative to glibc's median (above 1:
+    better), against threads when the comparison had several thread values, else
+    one bar per lock with its runs' range as whiskers."""
+    plt = _pyplot()
+    locks = list(dict.fromkeys(r["lock"] for r in records))
+    threads = sorted({int(r["threads"]) for r in records if _is_number(r.get("threads"))})
+    fig, ax = plt.subplots(figsize=FIG_SIZE)
+    ax.set_title(f"{title}: relative to glibc (above 1: better)")
+    drawn = 0
+    if len(threads) > 1:
+        ax.axhline(1.0, color="0.3", linestyle=(0, (6, 3)), linewidth=1, zorder=1, label="glibc = 1")
+        for index, lock in enumerate(lock for lock in locks if lock != "glibc"):
+            pts = sorted((int(r["threads"]), r["ratio_to_glibc"]) for r in records
+                         if r["lock"] == lock and _is_number(r.get("threads"))
+                         and _is_number(r.get("ratio_to_glibc")))
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], label=lock, **_series_style(index))
+                drawn += 1
+        _threads_axis(ax, threads)
+        ax.set_ylabel("median relative to glibc's (\u00d7)")
+        if drawn:
+            _legend(ax, drawn + 1)
+    else:
+        ax.axhline(1.0, color="0.3", linestyle=(0, (6, 3)), linewidth=1, zorder=1)
+        bars = [r for r in records if _is_number(r.get("ratio_to_glibc"))]
+        positions = list(range(len(bars)))
+        values = [r["ratio_to_glibc"] for r in bars]
+        low = [max(0.0, v - r["ratio_min"]) if _is_number(r.get("ratio_min")) else 0.0
+               for v, r in zip(values, bars)]
+        high = [max(0.0, r["ratio_max"] - v) if _is_number(r.get("ratio_max")) else 0.0
+                for v, r in zip(values, bars)]
+        colors = ["0.55" if r["lock"] == "glibc" else f"C{i % 10}" for i, r in enumerate(bars)]
+        if bars:
+            rects = ax.bar(positions, values, color=colors, yerr=[low, high], capsize=4, ecolor="0.2")
+            ax.bar_label(rects, labels=[f"{v:.2f}\u00d7" for v in values], padding=3, fontsize=10)
+            ax.set_xticks(positions)
+            ax.set_xticklabels([r["lock"] for r in bars], rotation=30 if len(bars) > 6 else 0, ha="right"
+                               if len(bars) > 6 else "center")
+            ax.set_ylim(0, max(v + h for v, h in zip(values, high)) * 1.2)
+            drawn = len(bars)
+        ax.set_xlabel("lock (whiskers: the runs' range)")
+        ax.set_ylabel("median relative to glibc's (\u00d7)")
+        ax.grid(axis="x", visible=False)
+    if not drawn:
+        _no_data(ax)
+    save_figure(fig, path)
+
+
 def _bytes_tick(value: float) -> str:
     if value >= 1 << 20:
         return f"{value / (1 << 20):g} MiB"
@@ -813,6 +865,60 @@ def section_c2c(grp: Group, directory: Path, written: list[Path]) -> list[str]:
     return lines
 
 
+def _pct(value: Any) -> str:
+    return DASH if not _is_number(value) else f"{100 * value:.1f}%"
+
+
+def section_compare(grp: Group, directory: Path, written: list[Path]) -> list[str]:
+    """One subsection per `numalock compare` run (its label): the plot, the
+    command, a row per lock and thread value, the recommendation."""
+    lines = ["## Applications", "",
+             "Unmodified programs under glibc's mutex (no preload library) and under each lock that "
+             "can replace it (`numalock compare`): interleaved rounds, the median of the runs, their "
+             "range, and the ratio to glibc's median (above 1: better, whether the figure is a time or "
+             "a throughput). The contended and remote shares come from one more run per lock with the "
+             "lock profile on (glibc's: its own mutex under the interposer); a \u201c" + DASH + "\u201d "
+             "marks a share the profile did not give. A lock is recommended only when its worst run beat "
+             "glibc's best; otherwise the differences are inside the noise.", ""]
+    # in the order they ran (a suite's order), not the files' names
+    ordered = sorted(grp.records, key=lambda r: r["_started"])
+    labels = list(dict.fromkeys(str(r.get("label") or r["_file"]) for r in ordered))
+    for label in labels:
+        recs = [r for r in grp.records if str(r.get("label") or r["_file"]) == label]
+        first = recs[0]
+        higher = bool(first.get("higher_better"))
+        figure = "wall time (s)" if first.get("metric") in (None, "wall_s") else f"`{first['metric']}`"
+        lines += [f"### {label}", "",
+                  f"Figure: {figure}, {'higher' if higher else 'lower'} is better. Command:", "",
+                  "```sh", str(first.get("_command") or DASH), "```", ""]
+        path = directory / f"compare_{slug(label)}.png"
+        plot_compare(recs, path, label)
+        written.append(path)
+        _image(lines, f"{label}: each lock relative to glibc", path.name)
+        has_threads = any(_is_number(r.get("threads")) for r in recs)
+        headers = ["lock"] + (["threads"] if has_threads else []) + [
+            "median", "min\u2013max", "\u00d7 glibc", "CPU (s)", "contended", "remote", "status"]
+        rows = []
+        for rec in sorted(recs, key=lambda r: (r.get("threads") if _is_number(r.get("threads")) else -1)):
+            spread = DASH if rec.get("min") is None else \
+                f"{fmt_generic(rec.get('min'))}\u2013{fmt_generic(rec.get('max'))}"
+            status = "ok" if rec.get("status") == "ok" else f"failed: {rec.get('failure') or '?'}"
+            rows.append([rec["lock"]] + ([fmt_generic(rec.get("threads"))] if has_threads else []) + [
+                fmt_generic(rec.get("median")), spread, fmt_ratio(rec.get("ratio_to_glibc")),
+                fmt_float(rec.get("cpu_median_s"), 3), _pct(rec.get("contended_share")),
+                _pct(rec.get("remote_share")), status])
+        lines += md_table(headers, rows)
+        lines.append("")
+        advice = dict.fromkeys((r.get("threads"), r.get("recommendation")) for r in recs
+                               if r.get("recommendation"))
+        for threads, text in advice:
+            where = f"{fmt_generic(threads)} threads: " if threads is not None else ""
+            lines.append(f"- {where}{text}")
+        if advice:
+            lines.append("")
+    return lines
+
+
 def section_generic(grp: Group) -> list[str]:
     lines = [f"## {grp.workload} \u2014 topology `{grp.topology}`", "",
              "A workload this report has no plots for; all fields as recorded.", ""]
@@ -920,6 +1026,8 @@ def build_report(directory: Path, title: str) -> tuple[Path, list[Path]]:
             lines += section_footprint(grp, directory, written)
         elif grp.workload == C2C_WORKLOAD:
             lines += section_c2c(grp, directory, written)
+        elif grp.workload == COMPARE_WORKLOAD:
+            lines += section_compare(grp, directory, written)
         else:
             lines += section_generic(grp)
     java_md = directory / "java" / "java.md"

@@ -1,10 +1,11 @@
-/* The numalock command: list, topo, bench, report (and run, see run.c). */
+/* The numalock command: list, topo, bench, report, compare (and run, see run.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include "numalock/numalock.h"
 #include "numalock/topology.h"
+#include "numalock/interpose.h"
 #include "../bench/bench.h"
 #include "numalock_cli.h"
 #include "../bench/opts.h"
@@ -34,8 +36,12 @@ static void usage(FILE *f)
             "        [--topology SPEC] [--json FILE] [workload options]\n"
             "  report [--out DIR] [--suite FILE|NAME] [--no-render]\n"
             "                                         the benchmark suite: JSON, PNG plots, report.md\n"
+            "                                         (--suite apps: real programs, through compare)\n"
             "  run --lock NAME [--topology SPEC] [--stats] -- PROGRAM ARGS...\n"
             "                                         run a program with its pthread locks replaced\n"
+            "  compare --lock glibc,hbo,... [--runs N] [--metric REGEX] [--threads-env VAR=1,2,4]\n"
+            "          [--json FILE] [--plot FILE.png] [options: --help] -- PROGRAM ARGS...\n"
+            "                                         a program under glibc and each lock: which helps\n"
             "  calibrate sanl [--threads N] [--duration S] [--out FILE] [--dry-run]\n"
             "                                         measure SANL's thresholds on this machine\n"
             "topology SPEC: auto | sysfs:DIR | virtual:N | virtual:NxM... | cpus:LIST/LIST/... | measured   (also NUMALOCK_TOPOLOGY)\n"
@@ -301,6 +307,115 @@ static int cmd_bench(int argc, char **argv)
     return bench_main(argc - 1, argv + 1, line);
 }
 
+/* ---- compare ------------------------------------------------------------ */
+/* Appends ARG to f as one shell word (quoted when it needs to be), so that a
+ * recorded command line can be pasted back into a shell. */
+static void shell_word(FILE *f, const char *arg)
+{
+    if (*arg && strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,+@%-") ==
+                    strlen(arg)) {
+        fputs(arg, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *c = arg; *c; c++) {
+        if (*c == '\'')
+            fputs("'\\''", f); /* close the quote, an escaped quote, reopen */
+        else
+            fputc(*c, f);
+    }
+    fputc('\'', f);
+}
+
+static const char *python_path(void);
+
+/* `numalock compare` is scripts/compare.py (installed beside report.py). Its
+ * first argument is a JSON object with what only this command knows: the
+ * preload library (null when missing, with the place looked), every
+ * registered lock with the reason it cannot replace a pthread mutex (null
+ * when it can: nlp_interposable, the rule `numalock run` applies), the
+ * command's own path (programs installed beside it are found there), its
+ * version and command line. The script replaces this process, so a signal
+ * sent to the command reaches the script, which kills the running program. */
+static int cmd_compare(int argc, char **argv)
+{
+    char script[PATH_MAX], lib[PATH_MAX], exe[PATH_MAX], why[512];
+    if (nl_cli_data_file("compare.py", script, sizeof script)) {
+        fprintf(stderr, "numalock compare: cannot find the comparison script '%s': build or install it with the "
+                        "command\n", script);
+        return 2;
+    }
+    int have_lib = nl_cli_lib_file("libnumalock-preload.so", lib, sizeof lib) == 0;
+    char *real = have_lib ? realpath(lib, NULL) : NULL;
+    if (real) {
+        snprintf(lib, sizeof lib, "%s", real);
+        free(real);
+    }
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+
+    char *ctx = NULL;
+    size_t ctxlen = 0;
+    FILE *f = open_memstream(&ctx, &ctxlen);
+    if (!f)
+        return 1;
+    fprintf(f, "{\"numalock\": ");
+    json_str(f, exe);
+    fprintf(f, ", \"version\": ");
+    json_str(f, NL_VERSION);
+    fprintf(f, ", \"preload\": ");
+    if (have_lib)
+        json_str(f, lib);
+    else
+        fprintf(f, "null");
+    fprintf(f, ", \"preload_looked\": ");
+    json_str(f, lib);
+    fprintf(f, ", \"locks\": {");
+    for (size_t i = 0; i < nl_lock_count(); i++) {
+        const nl_lock_ops_t *o = nl_lock_at(i);
+        fprintf(f, "%s", i ? ", " : "");
+        json_str(f, o->name);
+        fprintf(f, ": ");
+        if (nlp_interposable(o, why, sizeof why))
+            json_str(f, why);
+        else
+            fprintf(f, "null");
+    }
+    char *line = NULL;
+    size_t linelen = 0;
+    FILE *l = open_memstream(&line, &linelen);
+    if (!l) {
+        fclose(f);
+        free(ctx);
+        return 1;
+    }
+    fprintf(l, "numalock");
+    for (int i = 0; i < argc; i++) {
+        fputc(' ', l);
+        shell_word(l, argv[i]);
+    }
+    fclose(l);
+    fprintf(f, "}, \"command\": ");
+    json_str(f, line);
+    fprintf(f, "}");
+    fclose(f);
+    free(line);
+
+    char **args = calloc((size_t)argc + 3, sizeof *args);
+    if (!args)
+        return 1;
+    args[0] = (char *)python_path();
+    args[1] = script;
+    args[2] = ctx;
+    for (int i = 1; i < argc; i++)
+        args[i + 2] = argv[i];
+    fflush(NULL);
+    execvp(args[0], args);
+    fprintf(stderr, "numalock compare: cannot run '%s': %s (set NUMALOCK_PYTHON to a python3)\n", args[0],
+            strerror(errno));
+    return 2;
+}
+
 /* ---- report ------------------------------------------------------------- */
 static int mkdir_p(const char *path)
 {
@@ -323,9 +438,20 @@ static const char *python_path(void)
     const char *env = getenv("NUMALOCK_PYTHON");
     if (env && *env)
         return env;
-    /* the build tree's share/numalock/python3 links to the checkout's .venv */
-    if (nl_cli_data_file("python3", buf, sizeof buf) == 0 && access(buf, X_OK) == 0)
+    /* the build tree's share/numalock/python3 links to the checkout's
+     * .venv/bin/python3. Python finds its venv (pyvenv.cfg) beside the path
+     * it is started by, or else beside the fully resolved interpreter, so it
+     * is started by the link's target: the link itself would give the base
+     * interpreter without the venv's packages (matplotlib). */
+    if (nl_cli_data_file("python3", buf, sizeof buf) == 0 && access(buf, X_OK) == 0) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(buf, target, sizeof target - 1);
+        if (n > 0 && target[0] == '/') {
+            target[n] = 0;
+            snprintf(buf, sizeof buf, "%s", target);
+        }
         return buf;
+    }
     return "python3";
 }
 
@@ -346,6 +472,54 @@ static const char *suite_names(char *buf, size_t len)
     if (!buf[0])
         snprintf(buf, len, "(none: the folder is missing or empty)");
     return buf;
+}
+
+/* `numalock report`: the suite line running now, and the first request to
+ * stop. A request is passed on to the line's child (a compare line's script
+ * kills its program and writes nothing), and the suite stops after it. */
+static volatile pid_t report_child;
+static volatile sig_atomic_t report_stop;
+
+static void report_signal(int sig)
+{
+    if (!report_stop)
+        report_stop = sig;
+    if (report_child > 0)
+        kill(report_child, sig);
+}
+
+/* Splits a suite line into words at blanks; '...' quotes a word with blanks
+ * (nothing is special inside, as in sh). Returns the count, or -1 for an
+ * unclosed quote or more than max words. */
+static int split_words(char *s, char **words, int max)
+{
+    int n = 0;
+    while (*s) {
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (!*s)
+            break;
+        if (n == max)
+            return -1;
+        char *out = s;
+        words[n++] = out;
+        while (*s && *s != ' ' && *s != '\t') {
+            if (*s == '\'') {
+                char *end = strchr(s + 1, '\'');
+                if (!end)
+                    return -1;
+                memmove(out, s + 1, (size_t)(end - s - 1));
+                out += end - s - 1;
+                s = end + 1;
+            } else {
+                *out++ = *s++;
+            }
+        }
+        if (*s)
+            s++;
+        *out = 0;
+    }
+    return n;
 }
 
 static int cmd_report(int argc, char **argv)
@@ -398,7 +572,12 @@ static int cmd_report(int argc, char **argv)
     }
     char line[2048];
     int lineno = 0, failed = 0;
-    while (fgets(line, sizeof line, f)) {
+    struct sigaction sa = { .sa_handler = report_signal };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    while (!report_stop && fgets(line, sizeof line, f)) {
         lineno++;
         line[strcspn(line, "\n")] = 0;
         char *s = line;
@@ -406,43 +585,75 @@ static int cmd_report(int argc, char **argv)
             s++;
         if (!*s || *s == '#')
             continue;
-        /* split into words; a --json NAME is placed in the output folder */
+        /* A line is a `numalock bench` command without its first two words,
+         * or a `numalock compare` command ("compare ..."). Its --json and
+         * --plot files (before a compare line's "--") go to the output folder. */
         char *words[64];
-        int n = 0;
-        char jsonpath[PATH_MAX + 256];
-        for (char *save, *tok = strtok_r(s, " \t", &save); tok && n < 62; tok = strtok_r(NULL, " \t", &save))
-            words[n++] = tok;
-        for (int k = 0; k + 1 < n; k++)
-            if (!strcmp(words[k], "--json")) {
-                snprintf(jsonpath, sizeof jsonpath, "%s/%s", out, words[k + 1]);
-                words[k + 1] = jsonpath;
+        int n = split_words(s, words, 63);
+        if (n < 0) {
+            fprintf(stderr, "numalock report: suite line %d has an unclosed quote or more than 63 words\n", lineno);
+            failed = 1;
+            continue;
+        }
+        int compare = !strcmp(words[0], "compare");
+        char outpaths[2][PATH_MAX + 256];
+        int nout = 0;
+        for (int k = 0; k + 1 < n && strcmp(words[k], "--"); k++)
+            if ((!strcmp(words[k], "--json") || !strcmp(words[k], "--plot")) && nout < 2) {
+                snprintf(outpaths[nout], sizeof outpaths[nout], "%s/%s", out, words[k + 1]);
+                words[k + 1] = outpaths[nout++];
             }
         words[n] = NULL;
-        char cmd[2048];
-        size_t off = (size_t)snprintf(cmd, sizeof cmd, "numalock bench");
-        for (int k = 0; k < n && off < sizeof cmd; k++)
-            off += (size_t)snprintf(cmd + off, sizeof cmd - off, " %s", words[k]);
+        char cmd[4096];
+        FILE *cf = fmemopen(cmd, sizeof cmd, "w");
+        if (!cf) {
+            fclose(f);
+            return 1;
+        }
+        fputs(compare ? "numalock" : "numalock bench", cf);
+        for (int k = 0; k < n; k++) {
+            fputc(' ', cf);
+            shell_word(cf, words[k]);
+        }
+        fclose(cf);
+        cmd[sizeof cmd - 1] = 0;
         fprintf(stderr, "[report] %s\n", cmd);
         fflush(stdout);
         /* each suite line runs in a child so one topology setting cannot leak into the next */
         pid_t pid = fork();
         if (pid == 0) {
-            int rc = bench_main(n, words, cmd);
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            signal(SIGHUP, SIG_DFL);
+            int rc = compare ? cmd_compare(n, words) : bench_main(n, words, cmd);
             fflush(NULL);
             _exit(rc);
         }
-        int st = 0;
-        if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+        report_child = pid;
+        int st = 0, w;
+        while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+            ;
+        report_child = 0;
+        if (report_stop)
+            break;
+        if (pid < 0 || w < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
             fprintf(stderr, "numalock report: suite line %d failed: %s\n", lineno, cmd);
             failed = 1;
         }
     }
     fclose(f);
-    if (failed)
-        return 1;
+    if (report_stop) {
+        fprintf(stderr, "numalock report: stopped by signal %d; the results so far are in %s\n", (int)report_stop,
+                out);
+        return 128 + report_stop;
+    }
+    /* the lines that failed are named above; the report is still made from
+     * the JSON the others wrote (a compare line whose program failed under
+     * one lock writes its JSON too, naming the failure), and the status says
+     * that something failed */
     if (!render) {
-        printf("results (JSON) in %s\n", out);
-        return 0;
+        printf("results (JSON) in %s%s\n", out, failed ? " (some suite lines failed)" : "");
+        return failed;
     }
     char script[PATH_MAX];
     if (nl_cli_data_file("report.py", script, sizeof script)) {
@@ -462,8 +673,8 @@ static int cmd_report(int argc, char **argv)
         fprintf(stderr, "numalock report: rendering the report failed; the JSON results are in %s\n", out);
         return 1;
     }
-    printf("report: %s/report.md\n", out);
-    return 0;
+    printf("report: %s/report.md%s\n", out, failed ? " (some suite lines failed: see above)" : "");
+    return failed;
 }
 
 int main(int argc, char **argv)
@@ -489,7 +700,10 @@ int main(int argc, char **argv)
         return nl_cli_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "calibrate"))
         return nl_cli_calibrate(argc - 1, argv + 1);
-    fprintf(stderr, "numalock: unknown command '%s': valid commands are list, topo, bench, report, run, calibrate\n",
+    if (!strcmp(cmd, "compare"))
+        return cmd_compare(argc - 1, argv + 1);
+    fprintf(stderr,
+            "numalock: unknown command '%s': valid commands are list, topo, bench, report, run, compare, calibrate\n",
             cmd);
     return 2;
 }
