@@ -16,9 +16,41 @@
 #define NLP_ENV_STATS "NUMALOCK_STATS"           /* "1": keep a lock profile, print it at exit */
 #define NLP_ENV_STATS_FILE "NUMALOCK_STATS_FILE" /* append the profile here, not to stderr */
 #define NLP_ENV_STATS_TOP "NUMALOCK_STATS_TOP"   /* rows of the profile (default 20) */
+#define NLP_ENV_STATS_STACKS "NUMALOCK_STATS_STACKS" /* frames kept where each object was first locked */
+#define NLP_ENV_STATS_FORMAT "NUMALOCK_STATS_FORMAT" /* "text" (default) or "json" (one line per process) */
 #define NLP_ENV_SPIN "NUMALOCK_SPIN"             /* pthread_spinlock_t algorithm (default below) */
 #define NLP_ENV_WAIT "NUMALOCK_WAIT"             /* waiting policy (the library's nl_wait_set_policy) */
 #define NLP_ENV_CNA_FAIRNESS "NUMALOCK_CNA_FAIRNESS" /* CNA fairness rule (nl_cna_set_fairness) */
+
+/* NUMALOCK_STATS_STACKS (and `numalock run --stats-stacks`): 0 (no stacks, the
+ * default) to NLP_STATS_STACKS_MAX frames. 0 and *frames set, or -1 with the
+ * valid range in why ("expected ..."; the caller names the value). */
+#define NLP_STATS_STACKS_MAX 64
+static inline int nlp_parse_stats_stacks(const char *v, unsigned *frames, char *why, size_t len)
+{
+    unsigned n = 0;
+    const char *p = v;
+    for (; *p >= '0' && *p <= '9' && n <= NLP_STATS_STACKS_MAX; p++)
+        n = n * 10 + (unsigned)(*p - '0');
+    if (p == v || *p || n > NLP_STATS_STACKS_MAX) {
+        snprintf(why, len, "expected a number of stack frames from 0 (none) to %d", NLP_STATS_STACKS_MAX);
+        return -1;
+    }
+    *frames = n;
+    return 0;
+}
+
+/* NUMALOCK_STATS_FORMAT (and `numalock run --stats-format`): "text" or
+ * "json". 0 with *json set, or -1 with the valid forms in why. */
+static inline int nlp_parse_stats_format(const char *v, int *json, char *why, size_t len)
+{
+    if (!strcmp(v, "text") || !strcmp(v, "json")) {
+        *json = v[0] == 'j';
+        return 0;
+    }
+    snprintf(why, len, "valid formats are text and json");
+    return -1;
+}
 
 /* The default when NUMALOCK_LOCK is unset: the first of these that is
  * registered and interposable. Measured in docs/PRELOAD.md: on a loaded

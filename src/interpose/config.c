@@ -181,6 +181,13 @@ static void configure_stats(const char *lock_name)
             top = (unsigned)v;
     }
     nlp_g.stats_top = top;
+    char why[256];
+    const char *v = getenv(NLP_ENV_STATS_STACKS);
+    if (v && *v && nlp_parse_stats_stacks(v, &nlp_g.stats_stacks, why, sizeof why))
+        bad_env(NLP_ENV_STATS_STACKS, v, why, "0 (no stacks)");
+    v = getenv(NLP_ENV_STATS_FORMAT);
+    if (v && *v && nlp_parse_stats_format(v, &nlp_g.stats_json, why, sizeof why))
+        bad_env(NLP_ENV_STATS_FORMAT, v, why, "text");
     if (env_bool(NLP_ENV_STATS, 0))
         nlp_g.stats = nlp_profile_init(lock_name) == 0;
 }

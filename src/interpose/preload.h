@@ -8,6 +8,7 @@
  *   rwlock.c   pthread_rwlock_* (on src/locks/futex_rwlock.c)
  *   spin.c     pthread_spin_*           c11.c   C11 mtx_* / cnd_*
  *   profile.c  the lock profile of --stats
+ *   symbolize.c  code addresses to names for the profile (libdw or dladdr)
  */
 #ifndef NL_PRELOAD_H
 #define NL_PRELOAD_H
@@ -102,6 +103,8 @@ typedef struct nlp_config {
     void (*spin_release)(void *);
     int spin_pshared_too;        /* tests only: process-shared spin locks are not left to glibc */
     unsigned stats_top;          /* NUMALOCK_STATS_TOP */
+    unsigned stats_stacks;       /* NUMALOCK_STATS_STACKS: frames kept per object, 0..NLP_STATS_STACKS_MAX */
+    int stats_json;              /* NUMALOCK_STATS_FORMAT=json */
 } nlp_config_t;
 
 NL_HIDDEN extern nlp_config_t nlp_g;
@@ -251,16 +254,35 @@ NL_HIDDEN void nlp_profile_read(nlp_stat_t *s, int contended, uint64_t wait_ns);
  * locks, a lock's try): `try_fn`, then, if it found the object busy and
  * there is one, `lock_fn` (timed as the wait); with the profile on,
  * recorded on the read or write side when it succeeded (0, or EOWNERDEAD
- * for a robust mutex). The result of the last call. */
-NL_HIDDEN int nlp_profiled_call_slow(void *obj, uint32_t kind, int read, void *caller, int rc,
+ * for a robust mutex). The result of the last call. With the profile on,
+ * the object's block is found before the object is held, as in
+ * nlp_profiled_acquire: creating it may walk the stack, and the unwinder may
+ * take locks, this very object among them (libgcc's own mutex). */
+NL_HIDDEN int nlp_profiled_call_slow(void *obj, uint32_t kind, int read, void *caller, int (*try_fn)(void *obj),
                                      int (*lock_fn)(void *obj, const void *ctx), const void *ctx);
 static inline int nlp_profiled_call(void *obj, uint32_t kind, int read, void *caller, int (*try_fn)(void *obj),
                                     int (*lock_fn)(void *obj, const void *ctx), const void *ctx)
 {
+    if (NL_UNLIKELY(nlp_g.stats))
+        return nlp_profiled_call_slow(obj, kind, read, caller, try_fn, lock_fn, ctx);
     int rc = try_fn(obj);
-    if (NL_LIKELY(!nlp_g.stats))
-        return rc == EBUSY && lock_fn ? lock_fn(obj, ctx) : rc;
-    return nlp_profiled_call_slow(obj, kind, read, caller, rc, lock_fn, ctx);
+    return rc == EBUSY && lock_fn ? lock_fn(obj, ctx) : rc;
 }
+
+/* ---- code addresses to names (symbolize.c), at report time only ----------- */
+typedef struct nlp_site {
+    uintptr_t pc;         /* the address looked up: a return address */
+    char object[512];     /* the module's file; "" when unknown */
+    char function[256];   /* "" when unknown (demangled when libstdc++ is loaded) */
+    char inlined_in[256]; /* the function `function` was inlined into; "" when it was not */
+    char file[512];       /* the source file; "" without debug information */
+    int line;             /* 0 without debug information */
+    char text[768];       /* "function (file.c:LINE)", "function", "object(+0xOFFSET)" or "0x..." */
+} nlp_site_t;
+typedef struct nlp_symbolizer nlp_symbolizer_t;
+/* NULL only without memory; lookups with NULL still use dladdr */
+NL_HIDDEN nlp_symbolizer_t *nlp_sym_open(void);
+NL_HIDDEN void nlp_sym_lookup(nlp_symbolizer_t *s, uintptr_t pc, nlp_site_t *out);
+NL_HIDDEN void nlp_sym_close(nlp_symbolizer_t *s);
 
 #endif

@@ -36,6 +36,9 @@ bad NUMALOCK_WAIT=park:-1:-1
 bad NUMALOCK_STATS=yes
 bad NUMALOCK_STATS_TOP=-5 NUMALOCK_STATS=1
 bad NUMALOCK_STATS_TOP=ten NUMALOCK_STATS=1
+bad NUMALOCK_STATS_STACKS=65 NUMALOCK_STATS=1
+bad NUMALOCK_STATS_STACKS=-2 NUMALOCK_STATS=1
+bad NUMALOCK_STATS_FORMAT=xml NUMALOCK_STATS=1
 bad NUMALOCK_SPIN=no-such-lock
 bad NUMALOCK_SPIN=ticket
 bad NUMALOCK_RWLOCK=no-such-lock
@@ -65,7 +68,7 @@ else
 fi
 # good values print nothing
 env LD_PRELOAD="$lib" NUMALOCK_LOCK="$lock" NUMALOCK_WAIT=park:10:2 NUMALOCK_STATS_TOP=5 NUMALOCK_SPIN=tas \
-    NUMALOCK_CNA_FAIRNESS=random:64 NUMALOCK_STATS=0 $prog > "$tmp/out" 2>"$tmp/err"
+    NUMALOCK_CNA_FAIRNESS=random:64 NUMALOCK_STATS_STACKS=4 NUMALOCK_STATS_FORMAT=json NUMALOCK_STATS=0 $prog > "$tmp/out" 2>"$tmp/err"
 if [ -s "$tmp/err" ] || ! cmp -s "$tmp/ref" "$tmp/out"; then
     echo "FAIL good values: stderr not empty or stdout differs"; cat "$tmp/err"; fail=1
 else
