@@ -1,5 +1,6 @@
 /*
- * `numalock run --lock NAME [--rwlock NAME] [--spin NAME] [--topology SPEC] [--stats] -- PROGRAM ARGS...`
+ * `numalock run --lock NAME [--rwlock NAME] [--spin NAME] [--topology SPEC] [--stats]
+ *               [--stats-stacks N] [--stats-format text|json] -- PROGRAM ARGS...`
  *
  * Runs an unmodified program with libnumalock-preload.so, so that its pthread
  * mutexes (with their condition variables and rwlocks) run on a numalock
@@ -7,6 +8,9 @@
  * status is returned (128 + N when a signal N ended it). With --stats the
  * preload library writes its lock profile to a temporary file at exit, which
  * is printed here to stderr (the program's stdout stays the program's).
+ * --stats-stacks N adds the N-frame stack where each listed object was first
+ * locked; --stats-format json writes one JSON object per process, one a line.
+ * Either implies --stats.
  */
 #include <errno.h>
 #include <limits.h>
@@ -28,7 +32,8 @@
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: numalock run [--lock NAME] [--rwlock NAME] [--spin NAME] [--topology SPEC] [--stats] -- PROGRAM [ARGS...]\n");
+    fprintf(stderr, "usage: numalock run [--lock NAME] [--rwlock NAME] [--spin NAME] [--topology SPEC] [--stats] "
+                    "[--stats-stacks N] [--stats-format text|json] -- PROGRAM [ARGS...]\n");
     return 2;
 }
 
@@ -61,7 +66,7 @@ static void print_file(const char *path)
 
 int nl_cli_run(int argc, char **argv)
 {
-    const char *lock = NULL, *topo = NULL, *rwlock = NULL, *spin = NULL;
+    const char *lock = NULL, *topo = NULL, *rwlock = NULL, *spin = NULL, *stacks = NULL, *format = NULL;
     int stats = 0, i;
     char names[1024], why[512], err[1536];
     const nl_opt_t opts[] = {
@@ -70,6 +75,10 @@ int nl_cli_run(int argc, char **argv)
         { "--spin", "NAME", "the lock algorithm for pthread spin locks", &spin, NULL },
         { "--topology", "SPEC", NL_CLI_TOPOLOGY_FORMS, &topo, NULL },
         { "--stats", NULL, "print a lock profile at exit", NULL, &stats },
+        { "--stats-stacks", "N", "frames of the stack shown where each object was first locked, 0 to 64 (implies --stats)",
+          &stacks, NULL },
+        { "--stats-format", "FORMAT", "the profile as text (the default) or json, one object per process a line (implies --stats)",
+          &format, NULL },
         { 0 },
     };
     /* the program starts at the first argument that is no option, or after "--" */
@@ -81,6 +90,22 @@ int nl_cli_run(int argc, char **argv)
     if (i >= argc) {
         fprintf(stderr, "numalock run: no program given\n");
         return usage();
+    }
+    if (stacks) {
+        unsigned frames;
+        if (nlp_parse_stats_stacks(stacks, &frames, why, sizeof why)) {
+            fprintf(stderr, "numalock run: --stats-stacks '%s' is not valid: %s\n", stacks, why);
+            return 2;
+        }
+        stats = 1;
+    }
+    if (format) {
+        int json;
+        if (nlp_parse_stats_format(format, &json, why, sizeof why)) {
+            fprintf(stderr, "numalock run: --stats-format '%s' is not valid: %s\n", format, why);
+            return 2;
+        }
+        stats = 1;
     }
     if (lock) {
         const nl_lock_ops_t *ops = nl_lock_find(lock);
@@ -168,6 +193,10 @@ int nl_cli_run(int argc, char **argv)
         close(fd);
         setenv(NLP_ENV_STATS, "1", 1);
         setenv(NLP_ENV_STATS_FILE, statsfile, 1);
+        if (stacks)
+            setenv(NLP_ENV_STATS_STACKS, stacks, 1);
+        if (format)
+            setenv(NLP_ENV_STATS_FORMAT, format, 1);
     } else {
         unsetenv(NLP_ENV_STATS);
         unsetenv(NLP_ENV_STATS_FILE);
