@@ -25,8 +25,16 @@ if(TARGET numalock_preload)
     target_link_libraries(${t} PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
     target_compile_options(${t} PRIVATE -O2)
   endforeach()
+  # the lock profile's test program: -g whatever the build type (the test
+  # looks for its source lines), -rdynamic so that dladdr names its functions
+  # too where the preload library was built without libdw
+  add_executable(nl_profiled ${NL_IP_DIR}/profiled.c)
+  target_link_libraries(nl_profiled PRIVATE Threads::Threads)
+  target_compile_options(nl_profiled PRIVATE -g -O1)
+  set_target_properties(nl_profiled PROPERTIES ENABLE_EXPORTS ON)
   set(NL_IP_BIN ${CMAKE_BINARY_DIR}/bin)
-  set(NL_IP_DEPS numalock_preload nl_semantics nl_cross_unlock nl_lockbound nl_cxx_timed nl_c11_threads nl_spin)
+  set(NL_IP_DEPS numalock_preload nl_semantics nl_cross_unlock nl_lockbound nl_cxx_timed nl_c11_threads nl_spin
+    nl_profiled)
 
   if(CMAKE_CROSSCOMPILING)
     # Under qemu-user (make test-arm; no binfmt_misc here, so `numalock run`
@@ -50,6 +58,12 @@ if(TARGET numalock_preload)
     endforeach()
     set_tests_properties(interpose.semantics.glibc PROPERTIES TIMEOUT 120 LABELS interpose
       ENVIRONMENT "QEMU_SET_ENV=NL_SEMANTICS_UNDER_QEMU=1")
+    # the lock profile with stacks: the stack walk and the names (dladdr, or
+    # libdw where the target has it) under the emulator
+    add_test(NAME interpose.profile.stacks COMMAND nl_profiled 4 10)
+    set_tests_properties(interpose.profile.stacks PROPERTIES TIMEOUT 300 LABELS interpose
+      PASS_REGULAR_EXPRESSION "#1 +profiled_worker" ENVIRONMENT
+      "QEMU_SET_ENV=LD_PRELOAD=$<TARGET_FILE:numalock_preload>,NUMALOCK_LOCK=hbo,NUMALOCK_STATS=1,NUMALOCK_STATS_STACKS=4")
   else()
     add_test(NAME interpose.symbols COMMAND ${NL_IP_DIR}/check_symbols.sh $<TARGET_FILE:numalock_preload>)
     add_test(NAME interpose.run_cli COMMAND ${NL_IP_DIR}/run_cli.sh $<TARGET_FILE:numalock_cli> ${NL_IP_BIN})
@@ -58,8 +72,11 @@ if(TARGET numalock_preload)
     add_test(NAME interpose.semantics.out_of_place
       COMMAND $<TARGET_FILE:numalock_cli> run --lock ttas -- $<TARGET_FILE:nl_semantics> --expect-preload)
     set_tests_properties(interpose.semantics.out_of_place PROPERTIES ENVIRONMENT NUMALOCK_PRELOAD_EXTERNAL=1)
-    set_tests_properties(interpose.symbols interpose.run_cli interpose.semantics.glibc interpose.semantics.out_of_place PROPERTIES
-      TIMEOUT 120 LABELS interpose)
+    # the lock profile's names, stacks and JSON (profile_test.sh)
+    add_test(NAME interpose.profile COMMAND ${NL_IP_DIR}/profile_test.sh $<TARGET_FILE:numalock_cli> ${NL_IP_BIN}
+      $<IF:$<IN_LIST:NL_HAVE_LIBDW,$<TARGET_PROPERTY:numalock_preload,COMPILE_DEFINITIONS>>,libdw,dladdr>)
+    set_tests_properties(interpose.symbols interpose.run_cli interpose.semantics.glibc interpose.semantics.out_of_place
+      interpose.profile PROPERTIES TIMEOUT 120 LABELS interpose)
     foreach(lock ${NL_LOCKS})
       add_test(NAME interpose.semantics.${lock}
         COMMAND $<TARGET_FILE:numalock_cli> run --lock ${lock} --topology virtual:2 -- $<TARGET_FILE:nl_semantics> --expect-preload)
