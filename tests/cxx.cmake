@@ -9,6 +9,15 @@
 add_test(NAME header_check COMMAND ${CMAKE_CURRENT_LIST_DIR}/header_check.sh ${CMAKE_C_COMPILER}
   ${CMAKE_CXX_COMPILER} ${CMAKE_SOURCE_DIR}/include)
 set_tests_properties(header_check PROPERTIES TIMEOUT 120 LABELS unit)
+# and with Clang where it is installed (it refuses GCC's __atomic builtins
+# on _Atomic objects, which GCC accepts)
+find_program(NL_CLANG NAMES clang clang-15 clang-14)
+find_program(NL_CLANGXX NAMES clang++ clang++-15 clang++-14)
+if(NL_CLANG AND NL_CLANGXX AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME header_check.clang COMMAND ${CMAKE_CURRENT_LIST_DIR}/header_check.sh ${NL_CLANG}
+    ${NL_CLANGXX} ${CMAKE_SOURCE_DIR}/include)
+  set_tests_properties(header_check.clang PROPERTIES TIMEOUT 120 LABELS unit)
+endif()
 
 add_executable(test_cxx ${CMAKE_CURRENT_LIST_DIR}/cxx/test_cxx.cpp ${CMAKE_CURRENT_LIST_DIR}/cxx/layout.c)
 target_link_libraries(test_cxx PRIVATE numalock)

@@ -41,26 +41,28 @@ NL_API void nl_qspin_cna_lock_slow(nl_qspinlock_t *l, uint32_t val);
 NL_INLINE void nl_qspin_lock(nl_qspinlock_t *l)
 {
     uint32_t val = 0;
-    if (__builtin_expect(__atomic_compare_exchange_n(&l->val, &val, 1u, 0, __ATOMIC_ACQUIRE,
-                                                     __ATOMIC_RELAXED), 1))
+    if (__builtin_expect(NL_ATOMIC_CAS(&l->val, &val, 1u, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED), 1))
         return;
     nl_qspin_lock_slow(l, val);
 }
 NL_INLINE void nl_qspin_cna_lock(nl_qspinlock_t *l)
 {
     uint32_t val = 0;
-    if (__builtin_expect(__atomic_compare_exchange_n(&l->val, &val, 1u, 0, __ATOMIC_ACQUIRE,
-                                                     __ATOMIC_RELAXED), 1))
+    if (__builtin_expect(NL_ATOMIC_CAS(&l->val, &val, 1u, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED), 1))
         return;
     nl_qspin_cna_lock_slow(l, val);
 }
 NL_INLINE void nl_qspin_unlock(nl_qspinlock_t *l)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    /* one store into the locked byte (the other bytes move under CAS) */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && !defined(NL_VERIFY)
+    /* one store into the locked byte (the other bytes move under CAS); the
+     * model checker's build (verify/wmm), which has no mixed-size accesses,
+     * clears the byte with the word-wide form below */
     __atomic_store_n((unsigned char *)&l->val, (unsigned char)0, __ATOMIC_RELEASE);
 #else
-    __atomic_fetch_and(&l->val, ~0xffu, __ATOMIC_RELEASE);
+    NL_ATOMIC_FETCH_AND(&l->val, ~0xffu, __ATOMIC_RELEASE);
 #endif
 }
 NL_INLINE void nl_qspin_cna_unlock(nl_qspinlock_t *l) { nl_qspin_unlock(l); }
@@ -94,19 +96,19 @@ NL_API void nl_cna_opt_unlock_slow(nl_cna_t *l, nl_cna_node_t *me);
 NL_INLINE void nl_cna_lock(nl_cna_t *l, nl_cna_node_t *me)
 {
     nl_cna_node_t *empty = NULL;
-    __atomic_store_n(&me->next, (nl_cna_node_t *)NULL, __ATOMIC_RELAXED);
-    __atomic_store_n(&me->spin, (uint64_t)0, __ATOMIC_RELAXED);
+    NL_ATOMIC_STORE(&me->next, (nl_cna_node_t *)NULL, __ATOMIC_RELAXED);
+    NL_ATOMIC_STORE(&me->spin, (uint64_t)0, __ATOMIC_RELAXED);
     /* release: the node's reset fields reach whoever queues behind it */
-    if (__builtin_expect(__atomic_compare_exchange_n(&l->tail, &empty, me, 0, __ATOMIC_ACQ_REL,
-                                                     __ATOMIC_RELAXED), 1))
+    if (__builtin_expect(NL_ATOMIC_CAS(&l->tail, &empty, me, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_RELAXED), 1))
         return;
     nl_cna_lock_slow(l, me);
 }
 /* both queues empty: spin holds 0 or 1 (not a secondary-queue head) */
 #define NL_CNA_UNLOCK_FAST(l, me)                                                             \
-    (!__atomic_load_n(&(me)->next, __ATOMIC_ACQUIRE) &&                                       \
-     __atomic_load_n(&(me)->spin, __ATOMIC_RELAXED) <= 1 &&                                   \
-     __atomic_compare_exchange_n(&(l)->tail, &(me), (nl_cna_node_t *)NULL, 0, __ATOMIC_RELEASE, \
+    (!NL_ATOMIC_LOAD(&(me)->next, __ATOMIC_ACQUIRE) &&                                       \
+     NL_ATOMIC_LOAD(&(me)->spin, __ATOMIC_RELAXED) <= 1 &&                                   \
+     NL_ATOMIC_CAS(&(l)->tail, &(me), (nl_cna_node_t *)NULL, __ATOMIC_RELEASE, \
                                  __ATOMIC_RELAXED))
 NL_INLINE void nl_cna_unlock(nl_cna_t *l, nl_cna_node_t *me)
 {

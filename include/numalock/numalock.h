@@ -43,7 +43,7 @@ extern "C" {
  * pointer of the same size, aligned as GCC and Clang align the _Atomic type
  * (to its size), so both languages see one struct layout (tests/cxx: test_cxx
  * compares sizes, alignments and offsets). Only the library, and inline code
- * in these headers through the __atomic builtins (which accept both forms),
+ * in these headers through NL_ATOMIC_* below (C11 atomics or the builtins),
  * reads or writes them: to C++ code they are opaque storage. */
 #ifdef __cplusplus
 #define NL_ATOMIC(T) alignas(sizeof(T)) T
@@ -51,6 +51,26 @@ extern "C" {
 #else
 #define NL_ATOMIC(T) _Atomic(T)
 #define NL_ALIGNAS(n) _Alignas(n)
+#endif
+
+/* The atomic steps of the inline code in these headers, on NL_ATOMIC
+ * fields: C11's atomics in C (Clang, unlike GCC, refuses the __atomic
+ * builtins on an _Atomic object), the builtins on the plain field in C++.
+ * Orders are the __ATOMIC_* constants, which equal C11's memory_order_*. */
+#ifdef __cplusplus
+#define NL_ATOMIC_LOAD(p, mo) __atomic_load_n((p), (mo))
+#define NL_ATOMIC_STORE(p, v, mo) __atomic_store_n((p), (v), (mo))
+#define NL_ATOMIC_XCHG(p, v, mo) __atomic_exchange_n((p), (v), (mo))
+#define NL_ATOMIC_FETCH_AND(p, v, mo) __atomic_fetch_and((p), (v), (mo))
+#define NL_ATOMIC_CAS(p, e, d, s, f) __atomic_compare_exchange_n((p), (e), (d), 0, (s), (f))
+#else
+#include <stdatomic.h>
+#define NL_ATOMIC_LOAD(p, mo) atomic_load_explicit((p), (memory_order)(mo))
+#define NL_ATOMIC_STORE(p, v, mo) atomic_store_explicit((p), (v), (memory_order)(mo))
+#define NL_ATOMIC_XCHG(p, v, mo) atomic_exchange_explicit((p), (v), (memory_order)(mo))
+#define NL_ATOMIC_FETCH_AND(p, v, mo) atomic_fetch_and_explicit((p), (v), (memory_order)(mo))
+#define NL_ATOMIC_CAS(p, e, d, s, f) \
+    atomic_compare_exchange_strong_explicit((p), (e), (d), (memory_order)(s), (memory_order)(f))
 #endif
 
 /* ---- properties of an algorithm ---------------------------------------- */

@@ -23,15 +23,15 @@ typedef struct { NL_ATOMIC(uint32_t) word; } nl_tas_t;
 NL_API void nl_tas_acquire_slow(nl_tas_t *l);
 NL_INLINE void nl_tas_acquire(nl_tas_t *l)
 {
-    if (__builtin_expect(!__atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE), 1))
+    if (__builtin_expect(!NL_ATOMIC_XCHG(&l->word, 1, __ATOMIC_ACQUIRE), 1))
         return;
     nl_tas_acquire_slow(l);
 }
 NL_INLINE int nl_tas_try(nl_tas_t *l)
 {
-    return __atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE) ? EBUSY : 0;
+    return NL_ATOMIC_XCHG(&l->word, 1, __ATOMIC_ACQUIRE) ? EBUSY : 0;
 }
-NL_INLINE void nl_tas_release(nl_tas_t *l) { __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE); }
+NL_INLINE void nl_tas_release(nl_tas_t *l) { NL_ATOMIC_STORE(&l->word, 0, __ATOMIC_RELEASE); }
 
 typedef struct { NL_ATOMIC(uint32_t) word; } nl_ttas_t;
 NL_API void nl_ttas_acquire_slow(nl_ttas_t *l);
@@ -39,17 +39,17 @@ NL_API void nl_ttas_acquire_slow(nl_ttas_t *l);
  * test first); the slow path tests before it sets, with backoff */
 NL_INLINE void nl_ttas_acquire(nl_ttas_t *l)
 {
-    if (__builtin_expect(!__atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE), 1))
+    if (__builtin_expect(!NL_ATOMIC_XCHG(&l->word, 1, __ATOMIC_ACQUIRE), 1))
         return;
     nl_ttas_acquire_slow(l);
 }
 NL_INLINE int nl_ttas_try(nl_ttas_t *l)
 {
-    if (__atomic_load_n(&l->word, __ATOMIC_RELAXED))
+    if (NL_ATOMIC_LOAD(&l->word, __ATOMIC_RELAXED))
         return EBUSY;
-    return __atomic_exchange_n(&l->word, 1, __ATOMIC_ACQUIRE) ? EBUSY : 0;
+    return NL_ATOMIC_XCHG(&l->word, 1, __ATOMIC_ACQUIRE) ? EBUSY : 0;
 }
-NL_INLINE void nl_ttas_release(nl_ttas_t *l) { __atomic_store_n(&l->word, 0, __ATOMIC_RELEASE); }
+NL_INLINE void nl_ttas_release(nl_ttas_t *l) { NL_ATOMIC_STORE(&l->word, 0, __ATOMIC_RELEASE); }
 
 typedef struct { NL_ATOMIC(uint32_t) next; NL_ATOMIC(uint32_t) owner; } nl_ticket_t;
 /* the lock was taken: the library's gate while the machine is overloaded,
@@ -61,16 +61,16 @@ NL_API void nl_ticket_acquire_slow(nl_ticket_t *l, uint32_t me);
 NL_INLINE void nl_ticket_acquire(nl_ticket_t *l)
 {
     /* free (owner == next): take the next ticket, which is served now */
-    uint32_t n = __atomic_load_n(&l->owner, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(__atomic_compare_exchange_n(&l->next, &n, n + 1, 0, __ATOMIC_RELAXED,
-                                                     __ATOMIC_RELAXED), 1))
+    uint32_t n = NL_ATOMIC_LOAD(&l->owner, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(NL_ATOMIC_CAS(&l->next, &n, n + 1, __ATOMIC_RELAXED,
+                                       __ATOMIC_RELAXED), 1))
         return;
     nl_ticket_lock_slow(l);
 }
 NL_API int  nl_ticket_try(nl_ticket_t *l);
 NL_INLINE void nl_ticket_release(nl_ticket_t *l)
 {
-    __atomic_store_n(&l->owner, __atomic_load_n(&l->owner, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+    NL_ATOMIC_STORE(&l->owner, NL_ATOMIC_LOAD(&l->owner, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
 }
 
 /* MCS (Mellor-Crummey & Scott 1991). The lock is one word: the queue tail. */
@@ -86,19 +86,19 @@ NL_API void nl_mcs_unlock_slow(nl_mcs_t *l, nl_mcs_node_t *me);
 NL_INLINE void nl_mcs_lock(nl_mcs_t *l, nl_mcs_node_t *me)
 {
     nl_mcs_node_t *empty = NULL;
-    __atomic_store_n(&me->next, (nl_mcs_node_t *)NULL, __ATOMIC_RELAXED);
+    NL_ATOMIC_STORE(&me->next, (nl_mcs_node_t *)NULL, __ATOMIC_RELAXED);
     /* release: the node's reset fields reach whoever queues behind it */
-    if (__builtin_expect(__atomic_compare_exchange_n(&l->tail, &empty, me, 0, __ATOMIC_ACQ_REL,
-                                                     __ATOMIC_RELAXED), 1))
+    if (__builtin_expect(NL_ATOMIC_CAS(&l->tail, &empty, me, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_RELAXED), 1))
         return;
     nl_mcs_lock_slow(l, me);
 }
 NL_INLINE void nl_mcs_unlock(nl_mcs_t *l, nl_mcs_node_t *me)
 {
     nl_mcs_node_t *mine = me;
-    if (__builtin_expect(!__atomic_load_n(&me->next, __ATOMIC_ACQUIRE) &&
-                         __atomic_compare_exchange_n(&l->tail, &mine, (nl_mcs_node_t *)NULL, 0,
-                                                     __ATOMIC_RELEASE, __ATOMIC_RELAXED), 1))
+    if (__builtin_expect(!NL_ATOMIC_LOAD(&me->next, __ATOMIC_ACQUIRE) &&
+                         NL_ATOMIC_CAS(&l->tail, &mine, (nl_mcs_node_t *)NULL,
+                                       __ATOMIC_RELEASE, __ATOMIC_RELAXED), 1))
         return;
     nl_mcs_unlock_slow(l, me);
 }
@@ -115,8 +115,8 @@ NL_API void nl_hbo_acquire_slow(nl_hbo_t *l, uint32_t me);
 NL_INLINE void nl_hbo_acquire(nl_hbo_t *l)
 {
     uint32_t me = (uint32_t)nl_current_node() + 1, expect = 0;
-    if (__builtin_expect(__atomic_compare_exchange_n(&l->word, &expect, me, 0, __ATOMIC_ACQUIRE,
-                                                     __ATOMIC_RELAXED), 1))
+    if (__builtin_expect(NL_ATOMIC_CAS(&l->word, &expect, me, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED), 1))
         return;
     nl_hbo_acquire_slow(l, me);
 }
@@ -124,7 +124,7 @@ NL_API int  nl_hbo_try(nl_hbo_t *l);
 NL_API void nl_hbo_release_slow(nl_hbo_t *l); /* wakes a parked waiter */
 NL_INLINE void nl_hbo_release(nl_hbo_t *l)
 {
-    if (__builtin_expect(__atomic_exchange_n(&l->word, 0, __ATOMIC_RELEASE) & 0x80000000u, 0))
+    if (__builtin_expect(NL_ATOMIC_XCHG(&l->word, 0, __ATOMIC_RELEASE) & 0x80000000u, 0))
         nl_hbo_release_slow(l);
 }
 
