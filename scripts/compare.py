@@ -43,9 +43,12 @@ MAX_THREADS = 4096
 THREADS_FIELD = "{threads}"
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 PROFILE_KEYS = ("acquisitions", "contended", "handovers", "remote_handovers")
-# the preload library's variables that turn its statistics on: never set in a
-# timing run, whatever the caller's environment holds
-STATS_ENV = ("NUMALOCK_STATS", "NUMALOCK_STATS_FILE", "NUMALOCK_STATS_FORMAT", "NUMALOCK_STATS_TOP")
+# the preload library's variables of its statistics: never set in a timing
+# run, whatever the caller's environment holds
+STATS_ENV = ("NUMALOCK_STATS", "NUMALOCK_STATS_FILE", "NUMALOCK_STATS_FORMAT", "NUMALOCK_STATS_TOP",
+             "NUMALOCK_STATS_STACKS")
+# the requests to stop that kill the running program (on_signal)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 HELP = """\
 usage: numalock compare --lock LIST [--runs N] [--metric REGEX [--lower-better]]
@@ -401,15 +404,21 @@ class Runner:
             env = self.environment(lock, threads, stats_file)
             timer = None
             timed_out = threading.Event()
-            start = time.perf_counter()
+            # the stop signals wait until the child is recorded, so that an
+            # interrupt always finds the program it must kill; the child
+            # starts with none of them blocked
+            signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
             try:
+                start = time.perf_counter()
                 pid = os.posix_spawn(self.opts.program_path, self.argv(threads), env, file_actions=actions,
-                                     setpgroup=0)
+                                     setpgroup=0, setsigmask=())
+                self.child = pid
             except OSError as exc:
                 return RunResult(lock=lock, threads=threads, round=rnd, position=position, wall_s=0.0,
                                  user_s=0.0, sys_s=0.0, exit=None, signal=None,
                                  failure=f"cannot start: {exc.strerror or exc}")
-            self.child = pid
+            finally:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
             if self.opts.timeout:
                 def expire() -> None:
                     timed_out.set()
@@ -499,13 +508,16 @@ def comparable_stdout(data: bytes, opts: Options) -> bytes:
 def parse_profile(path: Path) -> tuple[dict[str, int] | None, str | None]:
     """The preload's JSON profile, one object per process per line, summed;
     or None and why it is unknown."""
+    unwritten = "no profile written (the program took no pthread lock, or exited without exit handlers)"
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return None, unwritten
     except OSError as exc:
         return None, f"no profile ({exc.strerror or exc})"
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
-        return None, "no profile written (the program took no pthread lock, or exited without exit handlers)"
+        return None, unwritten
     sums = dict.fromkeys(PROFILE_KEYS, 0)
     for line in lines:
         try:
@@ -580,15 +592,17 @@ def recommend(summaries: list[Summary], higher_better: bool, runs: int) -> dict[
     clear = best.lo > glibc.hi if higher_better else best.hi < glibc.lo
     worse_clear = best.hi < glibc.lo if higher_better else best.lo > glibc.hi
     ratio = best.ratio
+    # a ratio needs medians above 0 (a figure of 0 has none)
+    times = "an unknown multiple of" if ratio is None else f"{ratio:.2f}x"
     if better and clear:
         return {"verdict": "better", "best": best.lock, "ratio": ratio,
-                "text": f"use {best.lock}: {ratio:.2f}x glibc's median, and its worst run beat glibc's best{note}"}
+                "text": f"use {best.lock}: {times} glibc's median, and its worst run beat glibc's best{note}"}
     if worse_clear:
         return {"verdict": "worse", "best": best.lock, "ratio": ratio,
-                "text": f"keep glibc: every lock is worse; the best, {best.lock}, reached {ratio:.2f}x glibc's "
+                "text": f"keep glibc: every lock is worse; the best, {best.lock}, reached {times} glibc's "
                         f"median and its best run fell short of glibc's worst{note}"}
     return {"verdict": "noise", "best": best.lock, "ratio": ratio,
-            "text": f"keep glibc: the differences are inside the noise; the best, {best.lock} at {ratio:.2f}x "
+            "text": f"keep glibc: the differences are inside the noise; the best, {best.lock} at {times} "
                     f"glibc's median, has a range that overlaps glibc's{note}"}
 
 
@@ -859,9 +873,8 @@ def compare(opts: Options, ctx: dict[str, Any]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, on_signal)
     if len(argv) < 2:
         print(f"{PROG}: started without the numalock command's context: run it as `numalock compare`",
               file=sys.stderr)

@@ -130,6 +130,17 @@ sums, note = mod.parse_profile(d / "p2")
 assert sums is None and "not JSON" in note, note
 EOF
 
+# timing runs have the preload's statistics off, whatever the caller set
+printf '#!/bin/sh\necho "stats=${NUMALOCK_STATS:-0}${NUMALOCK_STATS_FILE:+1}${NUMALOCK_STATS_FORMAT:+1}"\n' >"$T/stats.sh"
+chmod +x "$T/stats.sh"
+NUMALOCK_STATS=1 NUMALOCK_STATS_FILE=$T/caller-stats NUMALOCK_STATS_FORMAT=text "$NL" compare --lock glibc,hbo \
+    --runs 2 --metric 'stats=([0-9]+)' --json "$T/st.json" -- "$T/stats.sh" >"$T/st.out" 2>&1
+rc=$?
+$PY -c "
+import json,sys; d=json.load(open(sys.argv[1]))
+v=[x['value'] for r in d['records'] for x in r['runs']]; assert v == [0, 0, 0, 0], v" "$T/st.json" &&
+    [ $rc -eq 0 ] && ok "timing runs have statistics off" || bad "statistics in timing runs: exit $rc: $(cat "$T/st.out")"
+
 # ---- bad input ---------------------------------------------------------------
 J=(--json "$T/bad.json")
 expect_bad "unknown lock" "unknown lock 'nope': valid locks are all, glibc, pthread, .*hbo" --lock glibc,nope "${J[@]}" -- "$LB"
