@@ -16,7 +16,7 @@ SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 PREFIX     ?= /usr/local
 
-.PHONY: all build tsan deps venv test test-c test-tsan test-java test-arm run run-java clean install
+.PHONY: all build tsan deps venv test test-c test-tsan test-java test-arm verify-wmm run run-java clean install
 
 all: build
 
@@ -71,6 +71,16 @@ test-arm: deps
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(ARM_BUILD) -j $(JOBS)
 	cd $(ARM_BUILD) && NL_STRESS_WATCHDOG_SCALE=6 ctest -j $(JOBS) --output-on-failure --timeout 600 --repeat until-pass:2
+
+# Weak memory: GenMC model-checks the locks' own C code under RC11 and IMM
+# (verify/wmm/run.sh; checks in verify/wmm/checks.sh). GenMC is built once
+# into $(GENMC_DIR) (GENMC_SRC=archive of its 0.9 source, else downloaded).
+GENMC_DIR ?= build-genmc
+# VERIFY_WMM_OPTIONAL=1: without a way to GenMC, say so and pass (CI).
+verify-wmm:
+	@if genmc=$$(sh verify/wmm/genmc.sh $(GENMC_DIR)); then sh verify/wmm/run.sh "$$genmc"; \
+	elif [ -n "$(VERIFY_WMM_OPTIONAL)" ]; then echo "verify-wmm skipped: GenMC could not be built (above)"; \
+	else exit 1; fi
 
 test-java:
 	@if [ -x java/build.sh ]; then java/build.sh test; else echo "java: no module yet"; fi

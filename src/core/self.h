@@ -25,7 +25,9 @@
 
 static inline void nl_cpu_relax(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(NL_VERIFY)
+    /* the model checker's build (verify/wmm): a poll loop is only its loads */
+#elif defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield" ::: "memory");
@@ -151,6 +153,11 @@ static inline void nl_qnode_pop(nl_self_t *s) { s->pool[--s->depth].owner = NULL
 /* Fast per-thread pseudo-random number (xorshift64*). */
 static inline uint64_t nl_rand(void)
 {
+#ifdef NL_VERIFY
+    /* the model checker's build (verify/wmm): any value, so that both sides
+     * of every random choice are explored */
+    return (uint64_t)(uint32_t)__VERIFIER_nondet_int();
+#endif
     nl_self_t *s = nl_self();
     uint64_t x = s->rng;
     x ^= x >> 12; x ^= x << 25; x ^= x >> 27;

@@ -91,12 +91,24 @@ static inline nl_tail_node_t *nl_tail_next(nl_tail_node_t *n)
  * half). Returns the previous tail (upper half, in place). */
 static inline uint32_t nl_tail_xchg(_Atomic uint32_t *word, uint32_t tail)
 {
+#if defined(NL_VERIFY)
+    /* the model checker's build (verify/wmm), which has no mixed-size
+     * accesses: the same exchange of the upper half as a CAS loop on the
+     * word (what the kernel's qspinlock does where the tail has no half-word
+     * of its own) */
+    uint32_t old = atomic_load_explicit(word, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(word, &old, (old & ~NL_TAIL_MASK) | (tail & NL_TAIL_MASK),
+                                                  memory_order_acq_rel, memory_order_relaxed))
+        ;
+    return old & NL_TAIL_MASK;
+#else
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uint16_t *half = (uint16_t *)(void *)word + 1;
 #else
     uint16_t *half = (uint16_t *)(void *)word;
 #endif
     return (uint32_t)__atomic_exchange_n(half, (uint16_t)(tail >> 16), __ATOMIC_ACQ_REL) << 16;
+#endif
 }
 
 #endif

@@ -183,7 +183,19 @@ NL_HIDDEN void nl_gate_forget(void);
  * itself, a head waiting for the lock word): steps only, nothing counted. */
 static inline void nl_waiter_init(nl_waiter_t *w)
 {
+#ifndef NL_VERIFY
     *w = (nl_waiter_t){ .self = nl_self() };
+#else
+    /* the model checker (verify/wmm) does not follow the compiler's memset
+     * of the tail of a struct: the same zeroes, field by field (a field
+     * left out is an uninitialised read there) */
+    w->self = nl_self();
+    w->n = w->look_at = w->ticket = 0;
+    w->since = w->mark = 0;
+    w->over = w->counted = w->slept = w->parked = 0;
+    w->due = NL_VERIFY_DUE; /* 1: the waiter parks where its lock can */
+    w->gate = NULL;
+#endif
 }
 
 /* A waiter for a path that usually does not wait (an uncontended
@@ -252,6 +264,13 @@ static inline void nl_wait_end(nl_waiter_t *w)
  * again every 64 steps otherwise); under yield/park a yield after `spins`. */
 static inline void nl_wait_step(nl_waiter_t *w)
 {
+#ifdef NL_VERIFY
+    /* the model checker's build (verify/wmm): a poll loop is only its loads,
+     * which the checker reads as an await; whether the waiter parks was
+     * decided when it began (nl_waiter_init) */
+    (void)w;
+    return;
+#endif
     uint32_t n = w->n++;
     w->slept = 0;
     if (NL_LIKELY(n < w->look_at || (n && nl_wait_policy.kind == NL_WAIT_SPIN))) {
@@ -316,6 +335,10 @@ typedef struct { uint32_t limit; nl_waiter_t *w; } nl_backoff_t;
 
 static inline void nl_backoff(nl_backoff_t *b, uint32_t max)
 {
+#ifdef NL_VERIFY
+    (void)b, (void)max; /* a step of the model checker's build: nothing (nl_wait_step) */
+    return;
+#endif
     uint32_t n = 1 + (uint32_t)(nl_rand() % b->limit);
     for (uint32_t i = 0; i < n; i++)
         nl_cpu_relax();
@@ -351,7 +374,11 @@ NL_HIDDEN void nl_wake_parked(void *addr);
  * byte order puts it. */
 static inline void *nl_futex64(_Atomic uint64_t *w)
 {
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#if defined(NL_VERIFY)
+    /* the model checker's futex (verify/wmm/env.c) reads the whole word, as
+     * it has no mixed-size accesses: the word's address, tagged 64-bit */
+    return (void *)((uintptr_t)w | 1);
+#elif __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     return (uint32_t *)(void *)w + 1;
 #else
     return w;

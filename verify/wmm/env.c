@@ -1,0 +1,120 @@
+#include <errno.h>
+
+/*
+ * The verification environment: what the locks call outside their own
+ * files (src/wait, src/core, src/topology), reduced to what a model checker
+ * can read. A check compiles one lock's source file and this file into one
+ * program under NL_VERIFY (GenMC takes one translation unit).
+ *
+ *   - Waiting: the spin policy (nl_wait_policy.kind is NL_WAIT_SPIN, so no
+ *     lock reaches the load sampler or the gate), where a waiter polls its
+ *     word; with NL_VERIFY_PARK it parks at its first step instead, on the
+ *     futex model below, through the library's own grant-word protocol
+ *     (src/wait/grant.c, compiled here unchanged). A poll loop is an await:
+ *     GenMC explores it as "the loop ends once the word changes" (its
+ *     spin-assume), so each execution is finite.
+ *   - The clock is a per-thread step counter (include/numalock/clock.h
+ *     under NL_VERIFY), the pause instruction nothing (src/core/self.h).
+ *   - The thread record is the library's own (a TLS pointer to a zeroed
+ *     block per thread); a thread's node is the one the client gave it
+ *     (nl_verify_set_node), so node-aware hand-overs have both cases.
+ *   - Statistics are off: the counters are never read.
+ */
+#define NL_VERIFY_MAX_THREADS 8
+
+NL_TLS nl_self_t *nl_self_tls;
+nl_wait_policy_t nl_wait_policy = { .kind = NL_WAIT_SPIN };
+_Atomic uint64_t nl_ticks_per_ms = 1000000;
+_Atomic uint32_t nl_topo_gen = 1;
+_Atomic uint64_t nl_load_next = UINT64_MAX;
+_Atomic uint32_t nl_load_runnable, nl_budget_cpus = 1024, nl_count_spinners, nl_spinning, nl_parked,
+    nl_gate_waiters, nl_preempted;
+_Atomic uint32_t nl_gate_passive[NL_GATE_BUCKETS];
+
+static NL_TLS int verify_node, verify_leaf;
+
+static nl_topology_t verify_topo = { .nnodes = 2 };
+
+nl_self_t *nl_self_create(void)
+{
+    static nl_self_t records[NL_VERIFY_MAX_THREADS];
+    static _Atomic int used;
+    int id = atomic_fetch_add_explicit(&used, 1, memory_order_relaxed);
+    nl_self_t *s = &records[id];
+    s->id = id;
+    s->pinned_node = s->pinned_leaf = -1;
+    s->topo = &verify_topo;
+    s->rng = 0x9E3779B97F4A7C15ull;
+    nl_self_tls = s;
+    nl_self_node_refresh(s);
+    return s;
+}
+
+/* The calling thread's node (and leaf) from now on. */
+static void nl_verify_set_node(int node, int leaf)
+{
+    verify_node = node;
+    verify_leaf = leaf;
+    nl_self_node_refresh(nl_self());
+}
+
+int nl_self_node_refresh(nl_self_t *s)
+{
+    s->node = verify_node;
+    s->leaf = verify_leaf;
+    s->topo_gen = 1;
+    s->refresh = UINT32_MAX;
+    return s->node;
+}
+
+int nl_current_node(void) { return nl_self_node(nl_self()); }
+
+void nl_wait_step_slow(nl_waiter_t *w) { (void)w; }
+
+/* The futex, as the kernel gives it: a wait sleeps only if the word still
+ * holds `expected` once the wait is announced, and a wake after a store to
+ * the word ends every sleep on it that began before the store (the fences
+ * stand for the kernel's hash-bucket lock). A sleep ends only by a wake of
+ * its own word's bucket; a sleep nobody ends is a non-terminating loop that
+ * --check-liveness reports (a lost wake-up). Sleepers of a bucket wake
+ * together: spurious wake-ups, which every caller must survive anyway. */
+#define FUTEX_BUCKETS 16
+static _Atomic uint32_t futex_wakes[FUTEX_BUCKETS];
+static _Atomic uint32_t *futex_bucket(void *addr) { return &futex_wakes[((uintptr_t)addr >> 3) % FUTEX_BUCKETS]; }
+
+/* A 64-bit grant word's futex is its whole word here (nl_futex64 tags the
+ * address): the checker has no mixed-size accesses. */
+static uint64_t futex_value(void *addr)
+{
+    uintptr_t a = (uintptr_t)addr;
+    if (a & 1)
+        return atomic_load_explicit((_Atomic uint64_t *)(a & ~(uintptr_t)1), memory_order_relaxed);
+    return atomic_load_explicit((_Atomic uint32_t *)addr, memory_order_relaxed);
+}
+
+int nl_futex_wait(void *addr, uint32_t expected)
+{
+    _Atomic uint32_t *b = futex_bucket(addr);
+    uint32_t seen = atomic_load_explicit(b, memory_order_relaxed);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (futex_value(addr) != expected)
+        return EAGAIN;
+    while (atomic_load_explicit(b, memory_order_relaxed) == seen)
+        ;
+    atomic_thread_fence(memory_order_seq_cst);
+    return 0;
+}
+
+void nl_futex_wake(void *addr, int n)
+{
+    (void)n;
+    atomic_thread_fence(memory_order_seq_cst);
+    atomic_fetch_add_explicit(futex_bucket(addr), 1, memory_order_relaxed);
+}
+
+void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy) { (void)w, (void)lock, (void)busy; __VERIFIER_assume(0); }
+void nl_gate_leave(nl_waiter_t *w) { (void)w; }
+bool nl_gate_behind_slow(const void *lock) { (void)lock; return false; }
+void nl_load_sample(void) {}
+
+#include "wait/grant.c"

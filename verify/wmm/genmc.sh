@@ -1,0 +1,49 @@
+#!/bin/sh
+# Build GenMC 0.9 (the model checker of verify/wmm; GNU GPL v3, a build
+# tool, never linked into anything shipped) into a folder, once, and print
+# the path of its binary.
+#   verify/wmm/genmc.sh DIR
+# Source: the archive named by GENMC_SRC (the v0.9 release of
+# https://github.com/MPI-SWS/genmc, e.g. its GitHub tag archive), else that
+# archive downloaded. Built with Debian's LLVM 15 (installed when missing);
+# DIR is GenMC's install prefix: it finds its own headers there, so the
+# folder stays where it was built.
+set -e
+out=${1:?usage: verify/wmm/genmc.sh DIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+if [ -x "$out/bin/genmc" ] && [ -f "$out/include/genmc/genmc.h" ]; then
+    echo "$out/bin/genmc"
+    exit 0
+fi
+top=$(cd "$(dirname "$0")/../.." && pwd)
+sh "$top/scripts/apt-missing.sh" "GenMC build" llvm-15-dev clang-15 autoconf automake make g++ \
+    libffi-dev zlib1g-dev libedit-dev >&2
+url=https://github.com/MPI-SWS/genmc/archive/refs/tags/v0.9.tar.gz
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+src=${GENMC_SRC:-}
+if [ -z "$src" ]; then
+    src=$tmp/genmc-0.9.tar.gz
+    echo "genmc: downloading $url" >&2
+    if ! curl -fsSL --max-time 120 -o "$src" "$url" 2>/dev/null; then
+        echo "genmc: cannot download $url; set GENMC_SRC to a copy of GenMC 0.9's source archive" >&2
+        exit 1
+    fi
+elif [ ! -f "$src" ]; then
+    echo "genmc: GENMC_SRC='$src' is not a file (GenMC 0.9's source archive)" >&2
+    exit 1
+fi
+tar -xzf "$src" -C "$tmp"
+dir=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d -name 'genmc*' | head -n 1)
+[ -n "$dir" ] || { echo "genmc: $src holds no genmc source folder" >&2; exit 1; }
+echo "genmc: building into $out (a few minutes)" >&2
+log=$out/build.log
+if ! (cd "$dir" && export PATH=/usr/lib/llvm-15/bin:$PATH &&
+      autoreconf --install && ./configure --prefix="$out" --with-llvm=/usr/lib/llvm-15 &&
+      make -j"$(nproc)" && make install) >"$log" 2>&1; then
+    tail -20 "$log" >&2
+    echo "genmc: build failed, log in $log" >&2
+    exit 1
+fi
+echo "$out/bin/genmc"

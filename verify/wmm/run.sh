@@ -1,0 +1,110 @@
+#!/bin/sh
+# Model-check the locks' own C code under weak memory with GenMC: every
+# check (verify/wmm/<check>.c: one lock's source file, the verification
+# environment env.c and the client client.h, one translation unit) under
+# RC11 and IMM with 2 and 3 threads (more where a check asks), each with
+# waiters that spin and with waiters that park (NL_VERIFY_PARK), and every
+# broken variant (the same source with one memory order weakened, below),
+# which must fail.
+#   verify/wmm/run.sh GENMC [CHECK...]    GENMC: the genmc binary
+# Prints one line per run: verdict, executions explored, time. Exit status 0
+# when every run gave the expected verdict.
+set -u
+genmc=${1:?usage: verify/wmm/run.sh GENMC [CHECK...]}
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+llvm=${LLVM_BIN:-/usr/lib/llvm-15/bin}
+genmc_inc=$(cd "$(dirname "$genmc")/../include/genmc" 2>/dev/null && pwd) ||
+    { echo "verify-wmm: no GenMC headers beside $genmc (its prefix's include/genmc)" >&2; exit 2; }
+export PATH="$llvm:$PATH"
+only=" $* "
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failed=0 runs=0 t_all=$(date +%s)
+
+want() { [ "$only" = "  " ] || case "$only" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+# genmc_run LABEL EXPECT(pass|fail) SRCROOT CHECK MODEL THREADS [CFLAGS...]
+genmc_run() {
+    local label=$1 expect=$2 root=$3 file=$4 model=$5 nt=$6 t0 t1 rc execs got verdict what
+    shift 6
+    t0=$(date +%s.%N)
+    # the program GenMC reads: compiled as -O1 (its loops then have the shape
+    # GenMC's spin-assume recognises: a poll loop is only its loads, read as
+    # an await); -fno-builtin, so that no memset is made of adjacent stores;
+    # the min/max intrinsics the optimiser makes, which GenMC 0.9 does not
+    # interpret, turned back into a compare and a select
+    if clang -S -emit-llvm -O1 -fno-builtin -w -DNL_THREADS="$nt" "$@" \
+            -D__CONFIG_GENMC_INODE_DATA_SIZE=64 -I"$genmc_inc" -I"$root/include" -I"$root/src" \
+            "$here/$file.c" -o "$work/raw.ll" >"$work/out" 2>&1 &&
+        python3 "$here/lower_minmax.py" "$work/raw.ll" "$work/in.ll" >>"$work/out" 2>&1 &&
+        llvm-as "$work/in.ll" -o "$work/in.bc" >>"$work/out" 2>&1; then
+        "$genmc" "--$model" $bound --input-from-bitcode-file "$work/in.bc" >"$work/out" 2>&1
+        rc=$?
+    else
+        rc=99
+    fi
+    t1=$(date +%s.%N)
+    execs=$(sed -n 's/^Number of complete executions explored: //p' "$work/out")
+    if grep -q '^No errors were detected' "$work/out" && [ $rc = 0 ]; then got=pass
+    elif grep -qE '^Error detected|violation|Non-terminating|Assertion|race' "$work/out"; then got=fail
+    else got=broken; fi
+    runs=$((runs + 1))
+    verdict=ok
+    if [ "$got" != "$expect" ]; then verdict=WRONG; failed=1; fi
+    what=$(grep -m1 -E '^Error detected|Non-terminating|Assertion|race' "$work/out" | cut -c1-70)
+    printf '%-5s %-24s %-4s %dT %-8s %-6s %8s execs %6.1fs  %s\n' "$verdict" "$label" "$model" "$nt" \
+        "$(echo "$bound" | sed 's/--check-liveness/live/; s/--unroll=/unroll/')" "$got" \
+        "${execs:-?}" "$(echo "$t1 - $t0" | bc)" "$what"
+    if [ "$verdict" != ok ]; then tail -25 "$work/out" | sed 's/^/    /'; fi
+}
+
+# check NAME[:FILE] [-u N] [THREADS...] [-- CFLAGS...]: verify/wmm/FILE.c
+# (FILE defaults to NAME) must pass under RC11 and
+# IMM. -u N: every loop unrolled N times, safety only (for loops GenMC
+# cannot read as awaits: executions that need more iterations are cut, and
+# termination is not checked); otherwise termination is checked too
+# (--check-liveness: a waiter that spins for ever is an error).
+bound=--check-liveness
+check() {
+    local name=${1%%:*} file=${1#*:} threads="" m t
+    shift
+    want "$name" || return 0
+    bound=--check-liveness
+    if [ "${1:-}" = -u ]; then bound="--unroll=$2"; shift 2; fi
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do threads="$threads $1"; shift; done
+    [ $# -gt 0 ] && shift
+    for m in rc11 imm; do
+        for t in ${threads:-2 3}; do
+            genmc_run "$name" pass "$top" "$file" $m "$t" "$@"
+            genmc_run "$name/park" pass "$top" "$file" $m "$t" -DNL_VERIFY_PARK "$@"
+        done
+    done
+}
+
+# broken NAME CHECK FILE 'FROM' 'TO' [-u N] [THREADS] [-- CFLAGS...]: the check
+# on a copy of the sources whose FILE (under the top) has FROM (a fixed
+# string, once) replaced by TO must fail under both models.
+broken() {
+    local name=$1 ck=$2 f=$3 from=$4 to=$5 t=2 root n m
+    shift 5
+    want "$ck" || want "$name" || return 0
+    bound=--check-liveness
+    if [ "${1:-}" = -u ]; then bound="--unroll=$2"; shift 2; fi
+    if [ $# -gt 0 ] && [ "$1" != -- ]; then t=$1; shift; fi
+    [ $# -gt 0 ] && shift
+    root="$work/src-$name"
+    rm -rf "$root"; mkdir -p "$root"; cp -R "$top/src" "$top/include" "$root/"
+    n=$(FROM=$from python3 -c 'import os,sys; print(open(sys.argv[1]).read().count(os.environ["FROM"]))' "$root/$f")
+    if [ "$n" != 1 ]; then
+        echo "WRONG broken:$name: '$from' occurs $n times in $f (must be once)"; failed=1; return
+    fi
+    FROM=$from TO=$to python3 -c 'import os,sys; p=sys.argv[1]; s=open(p).read(); open(p,"w").write(s.replace(os.environ["FROM"], os.environ["TO"]))' "$root/$f"
+    for m in rc11 imm; do genmc_run "broken:$name" fail "$root" "$ck" $m "$t" "$@"; done
+}
+
+. "$here/checks.sh"
+
+echo "verify-wmm: $runs runs in $(( $(date +%s) - t_all )) s: $( [ $failed = 0 ] && echo 'every verdict as expected' || echo 'SOME VERDICTS WRONG')"
+exit $failed
