@@ -1,5 +1,6 @@
 # The checks of verify/wmm/run.sh (sourced by it).
-#   check NAME[:FILE] [-u N] [THREADS...] [-- CFLAGS]   verify/wmm/FILE.c must pass
+#   check NAME[:FILE] [-u N] [-3 MODELS] [THREADS...] [-- CFLAGS]
+#                                                verify/wmm/FILE.c must pass
 #   broken NAME CHECK FILE FROM TO [-u N] [THREADS] [-- CFLAGS]
 #                                                one order weakened: must fail
 
@@ -47,6 +48,15 @@ check qspinlock-cna:qspinlock -u 3 -- -DNL_QS_CNA
 broken qspinlock-unlock qspinlock include/numalock/cna.h \
     'NL_ATOMIC_FETCH_AND(&l->val, ~0xffu, __ATOMIC_RELEASE);' \
     'NL_ATOMIC_FETCH_AND(&l->val, ~0xffu, __ATOMIC_RELAXED);' -u 3
+
+# the cohort composition with 3 threads on 2 nodes (two on one node): the
+# global lock contended, one local lock too, passed within the node up to
+# twice
+check c-bo-mcs:cohort -3 rc11
+check c-tkt-tkt:cohort -3 rc11 -- -DNL_COHORT_TKT
+broken cohort-global cohort src/locks/cohort.c \
+    'atomic_store_explicit((_Atomic uint32_t *)g, 0, memory_order_release);' \
+    'atomic_store_explicit((_Atomic uint32_t *)g, 0, memory_order_relaxed);'
 
 # the futex model catches a lost wake-up: a grant that finds its waiter
 # parked and does not wake it
