@@ -1,5 +1,5 @@
 # The checks of verify/wmm/run.sh (sourced by it).
-#   check NAME[:FILE] [-u N] [-3 MODELS] [THREADS...] [-- CFLAGS]
+#   check NAME[:FILE] [-u N] [-3 RUNS] [THREADS...] [-- CFLAGS]
 #                                                verify/wmm/FILE.c must pass
 #   broken NAME CHECK FILE FROM TO [-u N] [THREADS] [-- CFLAGS]
 #                                                one order weakened: must fail
@@ -49,11 +49,18 @@ broken qspinlock-unlock qspinlock include/numalock/cna.h \
     'NL_ATOMIC_FETCH_AND(&l->val, ~0xffu, __ATOMIC_RELEASE);' \
     'NL_ATOMIC_FETCH_AND(&l->val, ~0xffu, __ATOMIC_RELAXED);' -u 3
 
-# the cohort composition with 3 threads on 2 nodes (two on one node): the
-# global lock contended, one local lock too, passed within the node up to
-# twice
-check c-bo-mcs:cohort -3 rc11
+# the cohort composition (c-bo-mcs, c-tkt-tkt, hmcs) with 3 threads on 2
+# nodes (two on one node): the global lock contended, one local lock too,
+# passed within the node up to twice. Their 3-thread runs take minutes under
+# IMM and with parking: RC11 only, and parking with c-bo-mcs's local MCS
+# lock only (hmcs's 2-thread runs park on its global MCS lock; c-tkt-tkt's
+# ticket waiters never park)
+check c-bo-mcs:cohort -3 'rc11 rc11/park'
 check c-tkt-tkt:cohort -3 rc11 -- -DNL_COHORT_TKT
+check hmcs -3 rc11
+broken hmcs-link hmcs src/locks/mcs_queue.h \
+    'atomic_store_explicit(&pred->next, me, memory_order_release)' \
+    'atomic_store_explicit(&pred->next, me, memory_order_relaxed)'
 broken cohort-global cohort src/locks/cohort.c \
     'atomic_store_explicit((_Atomic uint32_t *)g, 0, memory_order_release);' \
     'atomic_store_explicit((_Atomic uint32_t *)g, 0, memory_order_relaxed);'

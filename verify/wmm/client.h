@@ -47,6 +47,7 @@ int main(void)
 {
     pthread_t t[NL_THREADS];
     NL_INIT(&the_lock);
+    nl_verify_started = 1;
     for (long i = 0; i < NL_THREADS; i++)
         pthread_create(&t[i], NULL, worker, (void *)i);
     for (int i = 0; i < NL_THREADS; i++)

@@ -65,27 +65,27 @@ genmc_run() {
 # IMM. -u N: every loop unrolled N times, safety only (for loops GenMC
 # cannot read as awaits: executions that need more iterations are cut, and
 # termination is not checked); otherwise termination is checked too
-# (--check-liveness: a waiter that spins for ever is an error). -3 MODELS:
-# the models of the 3-thread runs, where both take too long.
+# (--check-liveness: a waiter that spins for ever is an error). -3 RUNS:
+# the 3-thread runs, where all four take too long: a list of MODEL
+# (waiters spin) and MODEL/park (waiters park), e.g. "rc11 rc11/park".
 bound=--check-liveness
 check() {
     local name=${1%%:*} file=${1#*:} threads="" m t
     shift
     want "$name" || return 0
     bound=--check-liveness
-    local models3="rc11 imm"
+    local models3="rc11 rc11/park imm imm/park"
     if [ "${1:-}" = -u ]; then bound="--unroll=$2"; shift 2; fi
     if [ "${1:-}" = -3 ]; then models3=$2; shift 2; fi
     while [ $# -gt 0 ] && [ "$1" != -- ]; do threads="$threads $1"; shift; done
     [ $# -gt 0 ] && shift
     for m in rc11 imm; do
         for t in ${threads:-2 3}; do
-            case " $(if [ "$t" -ge 3 ]; then echo "$models3"; else echo rc11 imm; fi) " in
-            *" $m "*) ;;
-            *) continue ;;
+            runs3=" $(if [ "$t" -ge 3 ]; then echo "$models3"; else echo "$m $m/park"; fi) "
+            case "$runs3" in *" $m "*) genmc_run "$name" pass "$top" "$file" $m "$t" "$@" ;; esac
+            case "$runs3" in
+            *" $m/park "*) genmc_run "$name/park" pass "$top" "$file" $m "$t" -DNL_VERIFY_PARK "$@" ;;
             esac
-            genmc_run "$name" pass "$top" "$file" $m "$t" "$@"
-            genmc_run "$name/park" pass "$top" "$file" $m "$t" -DNL_VERIFY_PARK "$@"
         done
     done
 }
