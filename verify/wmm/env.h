@@ -10,22 +10,27 @@
 #define NL_VERIFY_DUE 0
 #endif
 
-/* Allocation for a lock's init (posix_memalign, then memset to zero, or
- * calloc): a
- * bump allocator over a zeroed static pool, never freed. The memset the
- * lock then does is of fresh, zeroed memory: it is checked to be that and
- * writes nothing (the checker has no byte-wise stores over wider fields). */
+/* Allocation (posix_memalign then memset to zero, or calloc), at a lock's
+ * init or by a thread at its first wait (the qspinlock's tail nodes): a bump
+ * allocator over a zeroed static pool, never freed, in 128-byte steps (no
+ * lock asks for a larger alignment). A memset the lock does is of fresh,
+ * zeroed memory (the pool, or at init the client's zeroed static lock): it
+ * is checked to be that and writes nothing (the checker has no byte-wise
+ * stores over wider fields). */
 #include <stdlib.h>
 #include <string.h>
 #include <assert.h>
-static unsigned char nl_verify_pool[4096] __attribute__((aligned(128)));
-static size_t nl_verify_used;
+#include <stdatomic.h>
+#define NL_VERIFY_POOL_STEP 128
+static unsigned char nl_verify_pool[8192] __attribute__((aligned(NL_VERIFY_POOL_STEP)));
+static _Atomic size_t nl_verify_used;
 static inline int nl_verify_memalign(void **p, size_t align, size_t n)
 {
-    size_t at = (nl_verify_used + align - 1) & ~(align - 1);
+    assert(align <= NL_VERIFY_POOL_STEP);
+    n = (n + NL_VERIFY_POOL_STEP - 1) & ~(size_t)(NL_VERIFY_POOL_STEP - 1);
+    size_t at = atomic_fetch_add_explicit(&nl_verify_used, n, memory_order_relaxed);
     assert(at + n <= sizeof nl_verify_pool);
     *p = nl_verify_pool + at;
-    nl_verify_used = at + n;
     return 0;
 }
 static int nl_verify_started; /* the client's threads run: no more init */
@@ -33,8 +38,9 @@ static inline void *nl_verify_memset(void *p, int c, size_t n)
 {
     /* zeroes for the pool's fresh memory, or, at init, for static memory
      * nobody has written yet (the client's lock) */
+    size_t used = atomic_load_explicit(&nl_verify_used, memory_order_relaxed);
     assert(c == 0 && (!nl_verify_started || ((unsigned char *)p >= nl_verify_pool &&
-                                              (unsigned char *)p + n <= nl_verify_pool + nl_verify_used)));
+                                              (unsigned char *)p + n <= nl_verify_pool + used)));
     return p;
 }
 static inline void *nl_verify_calloc(size_t n, size_t size)

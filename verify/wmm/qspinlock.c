@@ -6,21 +6,8 @@
  * in their word-wide forms (NL_VERIFY). */
 #include "env.h"
 #include "locks/qspinlock.c"
+#include "locks/tail_nodes.c"
 #include "env.c"
-
-/* The tail nodes' table (tail_nodes.c allocates each thread's block; here
- * they are static, so zeroed without a memset the checker cannot follow). */
-_Atomic(nl_tail_block_t *) nl_tail_blocks[NL_MAX_THREADS];
-_Atomic uint32_t nl_qs_max_nodes = NL_TAIL_NODES;
-static nl_tail_block_t verify_blocks[NL_VERIFY_MAX_THREADS];
-nl_tail_block_t *nl_tail_block_slow(int slot)
-{
-    nl_tail_block_t *b = &verify_blocks[slot];
-    for (uint32_t i = 0; i < NL_TAIL_NODES; i++)
-        b->node[i].code = nl_tail_encode(slot, i);
-    atomic_store_explicit(&nl_tail_blocks[slot], b, memory_order_release);
-    return b;
-}
 
 /* CNA's fairness rule (its settings live in cna.c, whose operation tables
  * would clash with qspinlock.c's in one translation unit): the random rule
