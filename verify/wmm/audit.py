@@ -21,7 +21,6 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-LLVM = os.environ.get('LLVM_BIN', '/usr/lib/llvm-15/bin')
 
 # check file -> thread counts (the cohort checks' 3-thread runs take minutes)
 THREADS = {'tas': (2, 3), 'ttas': (2, 3), 'ticket': (2, 3), 'hbo': (2,), 'mcs': (2, 3), 'cna': (2, 3),
@@ -43,15 +42,11 @@ ORDER = re.compile(r'memory_order_(acquire|release|acq_rel|seq_cst)\b|__ATOMIC_(
 
 
 def run(genmc, inc, root, check, model, nt, park, work):
-    ll, low, bc = (os.path.join(work, n) for n in ('a.ll', 'b.ll', 'b.bc'))
-    cc = [f'{LLVM}/clang', '-S', '-emit-llvm', '-O1', '-fno-builtin', '-w', f'-DNL_THREADS={nt}',
-          '-D__CONFIG_GENMC_INODE_DATA_SIZE=64', f'-I{inc}', f'-I{root}/include', f'-I{root}/src']
-    if park:
-        cc.append('-DNL_VERIFY_PARK')
-    if subprocess.run(cc + [os.path.join(HERE, check + '.c'), '-o', ll], capture_output=True).returncode:
+    bc = os.path.join(work, 'in.bc')
+    flags = [f'-DNL_THREADS={nt}'] + (['-DNL_VERIFY_PARK'] if park else [])
+    if subprocess.run(['sh', os.path.join(HERE, 'compile.sh'), inc, root, os.path.join(HERE, check + '.c'), bc]
+                      + flags, capture_output=True).returncode:
         return 'does not compile'
-    subprocess.run([sys.executable, os.path.join(HERE, 'lower_minmax.py'), ll, low], check=True)
-    subprocess.run([f'{LLVM}/llvm-as', low, '-o', bc], check=True)
     try:
         r = subprocess.run([genmc, f'--{model}', BOUND.get(check, '--check-liveness'), '--input-from-bitcode-file', bc],
                            capture_output=True, text=True, timeout=60)

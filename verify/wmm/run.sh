@@ -14,10 +14,8 @@ genmc=${1:?usage: verify/wmm/run.sh GENMC [CHECK...]}
 shift
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-llvm=${LLVM_BIN:-/usr/lib/llvm-15/bin}
 genmc_inc=$(cd "$(dirname "$genmc")/../include/genmc" 2>/dev/null && pwd) ||
     { echo "verify-wmm: no GenMC headers beside $genmc (its prefix's include/genmc)" >&2; exit 2; }
-export PATH="$llvm:$PATH"
 only=" $* "
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -30,16 +28,8 @@ genmc_run() {
     local label=$1 expect=$2 root=$3 file=$4 model=$5 nt=$6 t0 t1 rc execs got verdict what
     shift 6
     t0=$(date +%s.%N)
-    # the program GenMC reads: compiled as -O1 (its loops then have the shape
-    # GenMC's spin-assume recognises: a poll loop is only its loads, read as
-    # an await); -fno-builtin, so that no memset is made of adjacent stores;
-    # the min/max intrinsics the optimiser makes, which GenMC 0.9 does not
-    # interpret, turned back into a compare and a select
-    if clang -S -emit-llvm -O1 -fno-builtin -w -DNL_THREADS="$nt" "$@" \
-            -D__CONFIG_GENMC_INODE_DATA_SIZE=64 -I"$genmc_inc" -I"$root/include" -I"$root/src" \
-            "$here/$file.c" -o "$work/raw.ll" >"$work/out" 2>&1 &&
-        python3 "$here/lower_minmax.py" "$work/raw.ll" "$work/in.ll" >>"$work/out" 2>&1 &&
-        llvm-as "$work/in.ll" -o "$work/in.bc" >>"$work/out" 2>&1; then
+    if sh "$here/compile.sh" "$genmc_inc" "$root" "$here/$file.c" "$work/in.bc" -DNL_THREADS="$nt" "$@" \
+            >"$work/out" 2>&1; then
         "$genmc" "--$model" $bound --input-from-bitcode-file "$work/in.bc" >"$work/out" 2>&1
         rc=$?
     else
