@@ -112,9 +112,18 @@ void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
     _Atomic uint32_t *passive = &nl_gate_passive[nl_gate_bucket(lock)];
     atomic_fetch_add_explicit(&nl_gate_waiters, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(passive, 1, memory_order_relaxed);
+    /* Store-buffering pair with nl_gate_leave: here next++ then serving is
+     * read; there serving is written then next is read. Under seq_cst one of
+     * the two sees the other's write: the leaver sees our ticket out (and
+     * wakes our slot) or we see serving == t (and do not sleep). Release and
+     * acquire alone allow both to read the old values: a sleep nobody ends. */
     uint32_t t = atomic_fetch_add_explicit(&f->next, 1, memory_order_seq_cst);
     _Atomic uint32_t *slot = &f->slot[t % NL_GATE_SLOTS];
     for (;;) {
+        /* the slot before serving: a leaver that bumps the slot after we read
+         * it makes the futex wait below return at once (its value changed).
+         * Acquire would do for the slot; serving's load is the store-buffering
+         * half above and needs seq_cst */
         uint32_t seq = atomic_load_explicit(slot, memory_order_seq_cst);
         if (atomic_load_explicit(&f->serving, memory_order_seq_cst) == t)
             break;
@@ -165,10 +174,17 @@ void nl_gate_leave(nl_waiter_t *w)
     gate_fifo_t *f = w->gate;
     uint32_t t = w->ticket;
     w->gate = NULL;
-    /* hand the head role to the next ticket, if it is out */
+    /* hand the head role to the next ticket, if it is out: the store of
+     * serving and the load of next are the leaver's half of the
+     * store-buffering pair in nl_gate_wait (both seq_cst for it) */
     atomic_store_explicit(&f->serving, t + 1, memory_order_seq_cst);
     if (atomic_load_explicit(&f->next, memory_order_seq_cst) != t + 1) {
         _Atomic uint32_t *ns = &f->slot[(t + 1) % NL_GATE_SLOTS];
+        /* release would do (message passing to the waiter's slot-then-serving
+         * reads: one that reads the bumped slot reads the new serving; one
+         * that read the slot before sleeps on its old value, which the futex
+         * wait refuses or the wake below ends); seq_cst costs the same
+         * instruction on x86 and arm64 for a read-modify-write */
         atomic_fetch_add_explicit(ns, 1, memory_order_seq_cst);
         nl_futex_wake(ns, INT_MAX);
     }
