@@ -176,9 +176,8 @@ int nl_sanl_init(nl_sanl_t *l, const nl_sanl_config_t *cfg)
         if (cfg->t_w_ns) p.t_w_ns = cfg->t_w_ns;
         if (cfg->boundary) p.boundary = cfg->boundary;
     }
-    memset(l, 0, sizeof *l);
+    sanl_init_impl(l);
     l->cfg = p;
-    atomic_store_explicit(&l->server_node, -1, memory_order_relaxed);
     return 0;
 }
 

@@ -107,6 +107,14 @@ static inline nl_sanl_slot_t *sanl_slot(nl_sanl_t *l, int id)
     return s;
 }
 
+/* The lock's fields at init but its parameters (l->cfg, which nl_sanl_init
+ * resolves and sets next): zero, and no server's node. */
+static inline void sanl_init_impl(nl_sanl_t *l)
+{
+    memset(l, 0, sizeof *l);
+    atomic_store_explicit(&l->server_node, -1, memory_order_relaxed);
+}
+
 /* ---- the in-place lock ll: qspinlock-cna -----------------------------------
  * The paper's in-place lock is an MCS-like queue lock; qspinlock-cna was the
  * fastest of the MCS and CNA family in SANL's own workload (figures:
@@ -181,6 +189,13 @@ static inline void sanl_count(_Atomic uint64_t *c)
  * blocks in a request (paper sec. 3.3.2 blocks the server thread instead). */
 static __attribute__((noinline)) uint32_t sanl_run(nl_sanl_t *l, nl_sanl_slot_t *r, nl_deleg_fn f)
 {
+#ifdef NL_VERIFY
+    /* the model checker's build (verify/wmm) has no sigsetjmp; its requests
+     * never wait on a condition */
+    (void)l;
+    r->result = f(r->arg);
+    return SANL_ANSWERED;
+#endif
     sanl_exec_t ex;
     ex.l = l;
     ex.prev = sanl_execs;
@@ -240,6 +255,9 @@ static inline uint32_t sanl_walk(nl_sanl_t *l, nl_sanl_slot_t *me, int final)
 #define SANL_GAP_NS 100
 static inline void sanl_gap(void)
 {
+#ifdef NL_VERIFY
+    return; /* the model checker's clock does not advance (include/numalock/clock.h) */
+#endif
     uint64_t t = nl_clock_ticks(), gap = nl_ns_to_ticks(SANL_GAP_NS);
     while (nl_clock_ticks() - t < gap)
         __asm__ __volatile__("" ::: "memory");
@@ -247,6 +265,13 @@ static inline void sanl_gap(void)
 
 static inline uint32_t sanl_ls(const nl_sanl_t *l, uint32_t c_l)
 {
+#ifdef NL_VERIFY
+    /* the model checker's build (verify/wmm): GenMC 0.9 cannot interpret
+     * what its jump threading makes of the clamps below (a freeze); its
+     * servers stop after t_s walks anyway */
+    (void)l, (void)c_l;
+    return 1;
+#endif
     uint64_t ls = (uint64_t)l->cfg.ls_k * SANL_ONE / (c_l > 8 ? c_l : 8);
     return ls < 1 ? 1 : ls > 1000 ? 1000 : (uint32_t)ls;
 }
@@ -263,6 +288,10 @@ static void *sanl_serve(nl_sanl_t *l, nl_sanl_slot_t *me, nl_deleg_fn fn, void *
     }
     sanl_count(&l->terms);
     atomic_store_explicit(&l->server_node, node, memory_order_relaxed);
+    /* UP: no store-load pair needs it sequentially consistent (a client
+     * that reads UP relies on this server's last walk, ordered by the DOWN
+     * store and the fence below; the checks pass with it relaxed); seq_cst
+     * once per term costs nothing measurable */
     atomic_store_explicit(&l->server_up, 1, memory_order_seq_cst);
     uint32_t ls = sanl_ls(l, me ? me->c_l : SANL_ONE), low = 0, any = 0;
     for (uint32_t walks = 1;; walks++) {
@@ -278,8 +307,17 @@ static void *sanl_serve(nl_sanl_t *l, nl_sanl_slot_t *me, nl_deleg_fn fn, void *
     }
     /* server_state = DOWN, then one more walk: a client that published before
      * it saw DOWN is answered here; one that saw DOWN takes ll and its request
-     * back (sequentially consistent store/load pair with the client's) */
+     * back. A Dekker pair: the client stores fn then loads server_up (both
+     * seq_cst, sanl_delegate), the server stores server_up = 0 then loads each
+     * fn; one of the two loads must see the other's store, or the client,
+     * having read UP, sleeps on an answer this walk does not give. The walk's
+     * loads are acquire, so the fence orders them after the store (without it
+     * C11 allows both loads to read the old values, as POWER and ARMv8's
+     * LDAPR do; the check verify/wmm/sanl.c with NL_SANL_VERIFY_TW finds the
+     * lost request). With the fence, the store itself needs no more than
+     * relaxed (the checks pass so); it stays seq_cst, once per term. */
     atomic_store_explicit(&l->server_up, 0, memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst);
     any |= sanl_walk(l, me, 1);
     if (any && me)
         me->contended = 1; /* it served other threads */
@@ -287,7 +325,17 @@ static void *sanl_serve(nl_sanl_t *l, nl_sanl_slot_t *me, nl_deleg_fn fn, void *
     return res;
 }
 
+/* The clock's ticks since `since`; a sending client looks at it every
+ * SANL_TW_LOOK + 1 polls of its answer. The model checker's clock does not
+ * advance (include/numalock/clock.h): its check of the paths after T_w
+ * (verify/wmm/sanl.c with NL_SANL_VERIFY_TW) has T_w over at the first poll. */
+#if defined(NL_VERIFY) && defined(NL_SANL_VERIFY_TW)
+#define SANL_TW_LOOK 0u
+static inline uint64_t sanl_elapsed(uint64_t since) { (void)since; return UINT64_MAX; }
+#else
+#define SANL_TW_LOOK 15u
 static inline uint64_t sanl_elapsed(uint64_t since) { return nl_clock_ticks() - since; }
+#endif
 
 /* serving-first / distance-first admission of a client to the current server */
 static inline int sanl_admitted(const nl_sanl_t *l, const nl_sanl_slot_t *s, int node)
@@ -333,6 +381,11 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
     s->contended = 1;
     s->arg = arg;
     atomic_store_explicit(&s->done, NL_GRANT_WAITING, memory_order_relaxed);
+    /* publication (release: arg and done for whoever runs it) and the first
+     * half of the Dekker pair with the server's DOWN: this store, then the
+     * seq_cst loads of server_up below, against the server's DOWN store, its
+     * fence and its last walk's load of fn (sanl_serve). Release alone loses
+     * a request (verify/wmm/sanl.c, NL_SANL_VERIFY_TW). */
     atomic_store_explicit(&s->fn, fn, memory_order_seq_cst);
     t0 = nl_clock_ticks();
     for (uint32_t n = 0;;) {
@@ -343,11 +396,15 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
             sanl_ll_acquire(l);
             return sanl_serve(l, s, fn, arg, node);
         }
-        /* no server and a free lock: become the server (and take the request back) */
+        /* no server and a free lock: become the server (and take the request
+         * back). seq_cst: the second half of the Dekker pair with the fn
+         * store above; the client's last look at server_up before it
+         * sleeps may be this one (the one after T_w reads the same or a
+         * newer value): if it read UP, that server's last walk sees fn */
         if (!atomic_load_explicit(&l->server_up, memory_order_seq_cst) &&
             sanl_ll_free(l) && sanl_ll_try(l) == 0)
             goto holding;
-        if ((++n & 15) == 0) {
+        if ((++n & SANL_TW_LOOK) == 0) {
             if (sanl_elapsed(t0) > t_w)
                 break;
             nl_cpu_relax();
@@ -359,6 +416,8 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
      * another server answers first. No server: queue on ll, which the
      * in-place holder or the next server hands on. */
     atomic_fetch_add_explicit(&l->timeouts, 1, memory_order_relaxed);
+    /* server_up seq_cst: the Dekker pair's load, as in the loop above (one
+     * of the two must be seq_cst: the check fails with both acquire) */
     if (atomic_load_explicit(&s->exec, memory_order_relaxed) ||
         atomic_load_explicit(&l->server_up, memory_order_seq_cst)) {
         nl_wait_renew(&w);
