@@ -151,12 +151,15 @@ static inline void *nl_qnode_top(nl_self_t *s, const void *lock)
 static inline void nl_qnode_pop(nl_self_t *s) { s->pool[--s->depth].owner = NULL; }
 
 /* Fast per-thread pseudo-random number (xorshift64*). */
+#ifdef NL_VERIFY
+uint64_t nl_verify_draw(void);
+#endif
 static inline uint64_t nl_rand(void)
 {
 #ifdef NL_VERIFY
-    /* the model checker's build (verify/wmm): any value, so that both sides
-     * of every random choice are explored */
-    return (uint64_t)(uint32_t)__VERIFIER_nondet_int();
+    /* the model checker's build (verify/wmm): a draw the checker chooses,
+     * 0 or 1, so that both sides of every random choice are explored */
+    return nl_verify_draw();
 #endif
     nl_self_t *s = nl_self();
     uint64_t x = s->rng;

@@ -48,10 +48,20 @@ int main(void)
     pthread_t t[NL_THREADS];
     NL_INIT(&the_lock);
     nl_verify_started = 1;
+#ifdef NL_VERIFY_COINS
+    /* the lock draws random numbers: the coins of main's record and the
+     * workers' */
+    pthread_t coins;
+    verify_coins_on = 1;
+    pthread_create(&coins, NULL, verify_coin_thread, (void *)(long)(NL_THREADS + 1));
+#endif
     for (long i = 0; i < NL_THREADS; i++)
         pthread_create(&t[i], NULL, worker, (void *)i);
     for (int i = 0; i < NL_THREADS; i++)
         pthread_join(t[i], NULL);
+#ifdef NL_VERIFY_COINS
+    pthread_join(coins, NULL);
+#endif
     assert(counter == NL_THREADS * NL_ROUNDS);
     return 0;
 }

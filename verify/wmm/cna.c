@@ -2,10 +2,11 @@
  * include/numalock/cna.h), paper form. Threads alternate between two nodes,
  * so with 3 threads a waiter of the holder's node can be picked past a
  * remote one, which goes to the secondary queue. The fairness rule is the
- * random one with an arbitrary draw (nl_rand under NL_VERIFY): every
+ * random one, each draw a coin the checker chooses (env.c): every
  * hand-over explores both keeping the lock local and flushing the
  * secondary queue. With NL_CNA_OPT, cna-opt's release (the shuffle
- * reduction). */
+ * reduction: both the scan and its skip). */
+#define NL_VERIFY_COINS 1
 #include "env.h"
 #include "locks/cna.c"
 #include "env.c"

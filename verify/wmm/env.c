@@ -33,7 +33,16 @@ _Atomic uint32_t nl_gate_passive[NL_GATE_BUCKETS];
 
 static NL_TLS int verify_node, verify_leaf;
 
+/* The topology: 2 nodes and no other level (leaf d = node d). A check that
+ * defines NL_VERIFY_LEVELS as 2 gets a second level above the nodes, one
+ * domain holding both (the N-level locks' tree: a lock per node, one for
+ * that domain, the root). */
+#if defined(NL_VERIFY_LEVELS) && NL_VERIFY_LEVELS == 2
+static nl_topology_t verify_topo = { .nnodes = 2, .nlevels = 2, .ndomains = { 2, 1 },
+                                     .up = { { 0, 1 }, { 0, 0 } } };
+#else
 static nl_topology_t verify_topo = { .nnodes = 2, .nlevels = 1, .ndomains = { 2 } };
+#endif
 const nl_topology_t *nl_topology_current(void) { return &verify_topo; }
 
 nl_self_t *nl_self_create(void)
@@ -71,6 +80,36 @@ int nl_self_node_refresh(nl_self_t *s)
 int nl_current_node(void) { return nl_self_node(nl_self()); }
 
 void nl_wait_step_slow(nl_waiter_t *w) { (void)w; }
+
+/* Random draws (nl_rand): GenMC's __VERIFIER_nondet_int is a pseudo-random
+ * number, not a choice it explores. A draw here reads a coin of its own
+ * (the thread's record id, its count of draws) that the coin thread sets
+ * to 1: the read takes the coin's initial 0 or the 1, and GenMC explores
+ * both. The client starts the coin thread (NL_VERIFY_COINS, client.h)
+ * before its workers; a draw without it is an error. */
+#ifndef NL_VERIFY_DRAWS
+#define NL_VERIFY_DRAWS 4
+#endif
+static _Atomic uint32_t verify_coins[NL_VERIFY_MAX_THREADS][NL_VERIFY_DRAWS];
+static int verify_coins_on;
+static NL_TLS int verify_draws;
+
+uint64_t nl_verify_draw(void)
+{
+    assert(verify_coins_on && verify_draws < NL_VERIFY_DRAWS);
+    return atomic_load_explicit(&verify_coins[nl_self()->id][verify_draws++], memory_order_relaxed);
+}
+
+/* the coins of the first `threads` records (main's among them if its init
+ * made one) */
+static void *verify_coin_thread(void *arg)
+{
+    int threads = (int)(long)arg;
+    for (int t = 0; t < threads; t++)
+        for (int d = 0; d < NL_VERIFY_DRAWS; d++)
+            atomic_store_explicit(&verify_coins[t][d], 1, memory_order_relaxed);
+    return NULL;
+}
 
 /* The futex, as the kernel gives it: a wait sleeps only if the word still
  * holds `expected` once the wait is announced, and a wake after a store to

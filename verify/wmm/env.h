@@ -22,7 +22,12 @@
 #include <assert.h>
 #include <stdatomic.h>
 #define NL_VERIFY_POOL_STEP 128
-static unsigned char nl_verify_pool[8192] __attribute__((aligned(NL_VERIFY_POOL_STEP)));
+/* its size: a check whose lock allocates more (the delegation locks' chunks
+ * of request records) defines NL_VERIFY_POOL_BYTES first */
+#ifndef NL_VERIFY_POOL_BYTES
+#define NL_VERIFY_POOL_BYTES 8192
+#endif
+static unsigned char nl_verify_pool[NL_VERIFY_POOL_BYTES] __attribute__((aligned(NL_VERIFY_POOL_STEP)));
 static _Atomic size_t nl_verify_used;
 static inline int nl_verify_memalign(void **p, size_t align, size_t n)
 {

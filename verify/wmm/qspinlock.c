@@ -4,14 +4,17 @@
  * qspinlock-cna (the queue's hand-over is CNA's, as cna.c). The mixed-size
  * steps (the locked byte's store, the tail's half-word exchange) are checked
  * in their word-wide forms (NL_VERIFY). */
+#ifdef NL_QS_CNA
+#define NL_VERIFY_COINS 1
+#endif
 #include "env.h"
 #include "locks/qspinlock.c"
 #include "locks/tail_nodes.c"
 #include "env.c"
 
 /* CNA's fairness rule (its settings live in cna.c, whose operation tables
- * would clash with qspinlock.c's in one translation unit): the random rule
- * with an arbitrary draw, as in cna.c's check */
+ * would clash with qspinlock.c's in one translation unit): the random rule,
+ * each draw a coin the checker chooses, as in cna.c's check */
 _Atomic int nl_cna_mode = NL_CNA_MODE_RANDOM;
 _Atomic uint64_t nl_cna_limit_ns, nl_cna_mask = 1;
 int nl_cna_fairness_init(void) { return NL_CNA_MODE_RANDOM; }

@@ -37,7 +37,9 @@ genmc_run() {
     fi
     t1=$(date +%s.%N)
     execs=$(sed -n 's/^Number of complete executions explored: //p' "$work/out")
-    if grep -q '^No errors were detected' "$work/out" && [ $rc = 0 ]; then got=pass
+    # a pass explored at least one complete execution (every execution
+    # blocked is a check that checked nothing)
+    if grep -q '^No errors were detected' "$work/out" && [ $rc = 0 ] && [ "${execs:-0}" -gt 0 ]; then got=pass
     elif grep -qE '^Error detected|violation|Non-terminating|Assertion|race' "$work/out"; then got=fail
     else got=broken; fi
     runs=$((runs + 1))
@@ -45,7 +47,7 @@ genmc_run() {
     if [ "$got" != "$expect" ]; then verdict=WRONG; failed=1; fi
     what=$(grep -m1 -E '^Error detected|Non-terminating|Assertion|race' "$work/out" | cut -c1-70)
     printf '%-5s %-24s %-4s %dT %-8s %-6s %8s execs %6.1fs  %s\n' "$verdict" "$label" "$model" "$nt" \
-        "$(echo "$bound" | sed 's/--check-liveness/live/; s/--unroll=/unroll/')" "$got" \
+        "$(echo "$bound" | sed 's/--unroll=/unroll/; s/ *--check-liveness/+live/; s/^+//')" "$got" \
         "${execs:-?}" "$(echo "$t1 - $t0" | bc)" "$what"
     if [ "$verdict" != ok ]; then tail -25 "$work/out" | sed 's/^/    /'; fi
 }
@@ -55,7 +57,8 @@ genmc_run() {
 # IMM. -u N: every loop unrolled N times, safety only (for loops GenMC
 # cannot read as awaits: executions that need more iterations are cut, and
 # termination is not checked); otherwise termination is checked too
-# (--check-liveness: a waiter that spins for ever is an error). -3 RUNS:
+# (--check-liveness: a waiter that spins for ever is an error). -u N -l:
+# unrolled, and termination checked within the bound too. -3 RUNS:
 # the 3-thread runs, where all four take too long: a list of MODEL
 # (waiters spin) and MODEL/park (waiters park), e.g. "rc11 rc11/park".
 bound=--check-liveness
@@ -66,6 +69,7 @@ check() {
     bound=--check-liveness
     local models3="rc11 rc11/park imm imm/park"
     if [ "${1:-}" = -u ]; then bound="--unroll=$2"; shift 2; fi
+    if [ "${1:-}" = -l ]; then bound="$bound --check-liveness"; shift; fi
     if [ "${1:-}" = -3 ]; then models3=$2; shift 2; fi
     while [ $# -gt 0 ] && [ "$1" != -- ]; do threads="$threads $1"; shift; done
     [ $# -gt 0 ] && shift
@@ -80,7 +84,7 @@ check() {
     done
 }
 
-# broken NAME CHECK FILE 'FROM' 'TO' [-u N] [THREADS] [-- CFLAGS...]: the check
+# broken NAME CHECK FILE 'FROM' 'TO' [-u N [-l]] [THREADS] [-- CFLAGS...]: the check
 # on a copy of the sources whose FILE (under the top) has FROM (a fixed
 # string, once) replaced by TO must fail under both models.
 broken() {
@@ -89,6 +93,7 @@ broken() {
     want "$ck" || want "$name" || return 0
     bound=--check-liveness
     if [ "${1:-}" = -u ]; then bound="--unroll=$2"; shift 2; fi
+    if [ "${1:-}" = -l ]; then bound="$bound --check-liveness"; shift; fi
     if [ $# -gt 0 ] && [ "$1" != -- ]; then t=$1; shift; fi
     [ $# -gt 0 ] && shift
     root="$work/src-$name"
