@@ -92,9 +92,22 @@ static void revoke_idle_global(nl_cst_mutex_t *m, cst_snode_t *s0);
 /* While a lock has a single snode, the global lock has nobody to exclude: the
  * last holder of that snode may keep it (`global_held`) when it frees the local
  * lock, so that an uncontended acquire+release is one exchange and one CAS.
- * `present` and the local tail are accessed sequentially consistently so that
- * a second node's arrival and such an idle keep always meet (see cst_unlock
- * and revoke_idle_global). */
+ * A second node's arrival and such an idle keep must meet: a store-buffering
+ * pair on two words. The holder writes the local tail (its CAS to NULL that
+ * frees the local lock) and then reads `present` (here); the newcomer writes
+ * `present` (its bit, nl_cst_snode_get) and then reads the first snode's tail
+ * (revoke_idle_global's CAS). All four are seq_cst, so at least one side
+ * sees the other's write: the newcomer finds the local lock free and revokes,
+ * or the holder sees two nodes and revokes itself. With release/acquire
+ * both may read the old values, and the global lock stays idle with the
+ * other node waiting for it for ever (verify/wmm: broken cst-idle-keep).
+ * The other writes of the local tail (joining the queue, taking a free local
+ * lock) need only acquire/release for this: a revoke that reads such a value
+ * fails, and reads before the freeing CAS of that local lock's next holder,
+ * which is seq_cst and reads `present` after it (the checks pass with them
+ * acq_rel). They are seq_cst all the same, so that every write of the tail is
+ * in the one total order of this argument; for a read-modify-write that costs
+ * nothing on x86-64 or AArch64 (the same instructions). */
 static inline int single_snode(const nl_cst_mutex_t *m)
 {
     uint64_t p = atomic_load_explicit(&((nl_cst_mutex_t *)m)->present, memory_order_seq_cst);
@@ -114,13 +127,24 @@ cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
                 return s;
         uint64_t present = atomic_load_explicit(&m->present, memory_order_acquire);
         if (present & bit) { /* another thread of this node is allocating it */
+#ifndef NL_VERIFY
             if (!waited) {
                 nl_waiter_init(&w);
                 waited = true;
             }
             nl_wait_step(&w);
+#else
+            /* the model checker's build (verify/wmm): the same wait as a poll
+             * loop of loads only, which it reads as an await (this loop, with
+             * its stores, it cannot): until the list or the claim changes */
+            (void)waited;
+            while (atomic_load_explicit(&m->snodes, memory_order_relaxed) == head &&
+                   (atomic_load_explicit(&m->present, memory_order_relaxed) & bit))
+                ;
+#endif
             continue;
         }
+        /* seq_cst: the newcomer's write of the idle-keep pair (single_snode) */
         if (atomic_fetch_or_explicit(&m->present, bit, memory_order_seq_cst) & bit)
             continue;
         cst_snode_t *s = NULL;
@@ -136,6 +160,10 @@ cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
         }
         memset(s, 0, size); /* first touch by a thread of this node */
         s->node = node;
+        /* seq_cst: release publishes the snode's node and link; the rest is
+         * for the rw-semaphore (cst_rwsem.c, SO): a reader counts itself on
+         * an snode only once it is published here, and a writer that
+         * announced itself and then walks the list must find it */
         void *h = atomic_load_explicit(&m->snodes, memory_order_relaxed);
         do {
             s->next = h;
@@ -196,8 +224,15 @@ static uint32_t local_wait(cst_qnode_t *me, nl_waiter_t *w)
         v = atomic_load_explicit(&me->status, memory_order_acquire);
         if (v != CST_UW)
             goto done;
+#ifndef NL_VERIFY
         if ((i & 7) == 0)
             atomic_store_explicit(&me->beat, nl_clock_ticks(), memory_order_relaxed);
+#else
+        /* the model checker's build (verify/wmm): its clock never advances,
+         * so the beat stored before linking stays current; a poll loop with
+         * a store in it would not be read as an await */
+        (void)i;
+#endif
         nl_wait_step(w);
     }
     uint32_t expect = CST_UW;
@@ -240,6 +275,7 @@ static __attribute__((noinline)) void cst_lock_queued(nl_cst_mutex_t *m, cst_qno
         me->requeued = 1; /* CST_R: skipped while parked, taken out, woken */
         atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
         atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
+        /* seq_cst: a write of the local tail (single_snode) */
         pred = atomic_exchange_explicit(&s->tail, me, memory_order_seq_cst);
         /* back in the queue: no longer counted as coming */
         atomic_fetch_sub_explicit(&s->inflight, 1, memory_order_relaxed);
@@ -268,6 +304,7 @@ static __attribute__((noinline)) void cst_lock_slow(nl_cst_mutex_t *m, cst_qnode
 {
     nl_waiter_t w;
     nl_wait_begin(&w, m, cst_busy, true);
+    /* seq_cst: a write of the local tail (single_snode) */
     cst_qnode_t *pred = atomic_exchange_explicit(&s->tail, me, memory_order_seq_cst);
     if (!pred)
         after_local(m, s, &w); /* the local lock was free */
@@ -287,7 +324,8 @@ static inline void cst_lock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_siz
     void *g = atomic_load_explicit(&m->gtail, memory_order_relaxed);
     /* free, and nobody waits passively for it unless we are the thread the
      * gate let in (a thread that lost the lock at the gate must not take it
-     * back between two sections of the running one) */
+     * back between two sections of the running one); seq_cst: a write of the
+     * local tail (single_snode) */
     if (NL_LIKELY((!g || g == (void *)&s->gq) && !nl_gate_behind(m) &&
                   atomic_compare_exchange_strong_explicit(&s->tail, &pred, me, memory_order_seq_cst,
                                                           memory_order_relaxed))) {
@@ -321,6 +359,7 @@ static int cst_trylock(nl_cst_mutex_t *m, cst_qnode_t *me, size_t snode_size)
     atomic_store_explicit(&me->next, NULL, memory_order_relaxed);
     atomic_store_explicit(&me->status, CST_UW, memory_order_relaxed);
     cst_qnode_t *expect = NULL;
+    /* seq_cst: a write of the local tail (single_snode) */
     if (!atomic_compare_exchange_strong_explicit(&s->tail, &expect, me, memory_order_seq_cst,
                                                  memory_order_relaxed))
         return EBUSY;
@@ -455,11 +494,20 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
             continue;
         }
         if (atomic_load_explicit(&s->tail, memory_order_acquire) != prev) {
+#ifndef NL_VERIFY
             if (!waited) {
                 nl_waiter_init(&w);
                 waited = true;
             }
             nl_wait_step(&w); /* a newcomer is linking itself behind prev */
+#else
+            /* the model checker's build (verify/wmm): the same wait as a poll
+             * loop of loads only, which it reads as an await (this loop, with
+             * its stores, it cannot); the tail never comes back to prev */
+            (void)waited;
+            while (!atomic_load_explicit(&prev->next, memory_order_relaxed))
+                ;
+#endif
             continue;
         }
         /* No spinning waiter left: everything behind me is parked. Wake a
@@ -484,6 +532,8 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
         if (nb + prev_parked)
             atomic_fetch_add_explicit(&s->inflight, nb + prev_parked, memory_order_relaxed);
         cst_qnode_t *expect = prev;
+        /* seq_cst: frees the local lock, the holder's write of the idle-keep
+         * pair (single_snode) before its read of `present` below */
         if (atomic_compare_exchange_strong_explicit(&s->tail, &expect, NULL, memory_order_seq_cst,
                                                     memory_order_relaxed)) {
             if (prev_parked) {
@@ -520,6 +570,7 @@ static void revoke_idle_global(nl_cst_mutex_t *m, cst_snode_t *s0)
     atomic_store_explicit(&q.next, NULL, memory_order_relaxed);
     atomic_store_explicit(&q.status, CST_UW, memory_order_relaxed);
     cst_qnode_t *expect = NULL;
+    /* seq_cst: the newcomer's read of the idle-keep pair (single_snode) */
     if (!atomic_compare_exchange_strong_explicit(&s0->tail, &expect, &q, memory_order_seq_cst,
                                                  memory_order_relaxed))
         return;
@@ -580,6 +631,8 @@ static inline void cst_unlock_fast(nl_cst_mutex_t *m, cst_qnode_t *me)
                   !s->parked && !atomic_load_explicit(&s->inflight, memory_order_relaxed) &&
                   single_snode(m))) {
         cst_qnode_t *expect = me;
+        /* seq_cst: the holder's write of the idle-keep pair (single_snode),
+         * before its read of `present` below */
         if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&s->tail, &expect, NULL,
                                                               memory_order_seq_cst,
                                                               memory_order_relaxed))) {

@@ -31,6 +31,15 @@
 #include <string.h>
 #include "cst_impl.h"
 
+/* The reader/writer handshake is a store-buffering pair on two words: a
+ * reader writes its node's count and then reads `writers` (read_enter); a
+ * writer writes `writers` and then reads the counts, and the snode list that
+ * leads to them (nl_cst_rwsem_down_write). With release/acquire both may
+ * read the old values: the reader enters and the writer sees no reader
+ * (verify/wmm: broken cst-reader). Those six accesses, and the publication
+ * of an snode on the list (nl_cst_snode_get's CAS, seq_cst), are SO: in the
+ * single total order at least one side sees the other. Everything else
+ * orders by release/acquire (the comments at each). */
 #define SO memory_order_seq_cst
 /* `writers`: the count of writers in (0 or 1: they hold the mutex) and a bit
  * that parked readers set, so that a leaving writer looks at the per-node
@@ -61,6 +70,9 @@ static inline cst_rsnode_t *rsnode_get(nl_cst_rwsem_t *l)
     return rsnode_get_slow(l, node);
 }
 
+/* SO: the writer's read of the handshake: an snode a reader counted itself
+ * on must be on the list the writer walks (it was published seq_cst before
+ * the reader's increment) */
 static cst_rsnode_t *rs_first(nl_cst_rwsem_t *l)
 {
     return (cst_rsnode_t *)atomic_load_explicit(&l->wlock.snodes, SO);
@@ -72,10 +84,13 @@ static inline int read_enter(nl_cst_rwsem_t *l, cst_rsnode_t *rs)
 {
     if (atomic_load_explicit(&l->writers, memory_order_relaxed) & RW_COUNT)
         return EBUSY;
+    /* SO, SO: the reader's write and read of the handshake */
     atomic_fetch_add_explicit(&rs->readers, 1, SO);
     if (!(atomic_load_explicit(&l->writers, SO) & RW_COUNT))
-        return 0;
-    atomic_fetch_sub_explicit(&rs->readers, 1, SO); /* a writer came first */
+        return 0; /* acquire: after the last writer's section */
+    /* a writer came first: back out (release: after the increment, which the
+     * writer then sees if it sees this) */
+    atomic_fetch_sub_explicit(&rs->readers, 1, memory_order_release);
     return EBUSY;
 }
 
@@ -88,12 +103,21 @@ static void read_wait(nl_cst_rwsem_t *l, cst_rsnode_t *rs, nl_waiter_t *w)
             return;
         nl_wait_step(w);
     }
-    uint32_t seq = atomic_load_explicit(&rs->rseq, SO);
-    atomic_fetch_add_explicit(&rs->rparked, 1, SO);
-    atomic_fetch_or_explicit(&l->writers, RW_PARKED, SO);
-    if (atomic_load_explicit(&l->writers, SO) & RW_COUNT)
+    /* Parking needs no total order: `writers` changes by read-modify-writes
+     * only, so this reader's RW_PARKED (release: after its count in
+     * rparked and its read of rseq) is either before the last writer's
+     * decrement, which then sees it (acquire), reads rparked and wakes this
+     * node, or after it, and the read of `writers` below sees no writer
+     * (or a later writer, whose decrement sees RW_PARKED). The rseq read
+     * (program order before the release) happens before the increment of
+     * any wake-up this reader needs: the futex wait finds rseq changed or
+     * is woken. */
+    uint32_t seq = atomic_load_explicit(&rs->rseq, memory_order_relaxed);
+    atomic_fetch_add_explicit(&rs->rparked, 1, memory_order_relaxed);
+    atomic_fetch_or_explicit(&l->writers, RW_PARKED, memory_order_acq_rel);
+    if (atomic_load_explicit(&l->writers, memory_order_acquire) & RW_COUNT)
         nl_wait_park(w, &rs->rseq, seq);
-    atomic_fetch_sub_explicit(&rs->rparked, 1, SO);
+    atomic_fetch_sub_explicit(&rs->rparked, 1, memory_order_relaxed);
     /* the reader a writer woke wakes the rest of its node */
     if (atomic_load_explicit(&rs->rwake, memory_order_relaxed) &&
         atomic_exchange_explicit(&rs->rwake, 0, memory_order_acq_rel))
@@ -125,14 +149,17 @@ int nl_cst_rwsem_down_read_trylock(nl_cst_rwsem_t *l)
 
 void nl_cst_rwsem_up_read(nl_cst_rwsem_t *l)
 {
-    /* the node we are on now: the writer sums the counts of all nodes */
-    atomic_fetch_sub_explicit(&rsnode_get(l)->readers, 1, SO);
+    /* the node we are on now: the writer sums the counts of all nodes
+     * (release: the section before the writer that sees the count drop) */
+    atomic_fetch_sub_explicit(&rsnode_get(l)->readers, 1, memory_order_release);
 }
 
 /* ---- writers ------------------------------------------------------------ */
 static int readers_inside(nl_cst_rwsem_t *l)
 {
     uint32_t sum = 0; /* mod 2^32: node counts may be negative, see the top */
+    /* SO: the writer's read of the handshake (and acquire: after the
+     * sections of the readers it sees gone) */
     for (cst_rsnode_t *rs = rs_first(l); rs; rs = rs_next(rs))
         sum += (uint32_t)atomic_load_explicit(&rs->readers, SO);
     return sum != 0;
@@ -140,20 +167,24 @@ static int readers_inside(nl_cst_rwsem_t *l)
 
 static void wake_readers(nl_cst_rwsem_t *l)
 {
+    /* after the acquire of writer_leave's decrement: every reader whose
+     * RW_PARKED it saw is counted in rparked (read_wait) */
     for (cst_rsnode_t *rs = rs_first(l); rs; rs = rs_next(rs)) {
-        if (atomic_load_explicit(&rs->rparked, SO) == 0)
+        if (atomic_load_explicit(&rs->rparked, memory_order_relaxed) == 0)
             continue;
         atomic_store_explicit(&rs->rwake, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&rs->rseq, 1, SO);
+        atomic_fetch_add_explicit(&rs->rseq, 1, memory_order_release);
         nl_wait_wake(&rs->rseq, 1); /* the first one; it wakes its node */
     }
 }
 
 static void writer_leave(nl_cst_rwsem_t *l)
 {
-    uint32_t old = atomic_fetch_sub_explicit(&l->writers, 1, SO);
+    /* release: the section before a reader that sees no writer; acquire:
+     * after the rparked counts of the readers whose RW_PARKED it sees */
+    uint32_t old = atomic_fetch_sub_explicit(&l->writers, 1, memory_order_acq_rel);
     if ((old & RW_COUNT) == 1 && (old & RW_PARKED)) {
-        atomic_fetch_and_explicit(&l->writers, ~RW_PARKED, SO);
+        atomic_fetch_and_explicit(&l->writers, ~RW_PARKED, memory_order_acq_rel);
         wake_readers(l);
     }
 }
@@ -161,7 +192,8 @@ static void writer_leave(nl_cst_rwsem_t *l)
 void nl_cst_rwsem_down_write(nl_cst_rwsem_t *l)
 {
     nl_cst_lock_sz(&l->wlock, sizeof(cst_rsnode_t));
-    atomic_fetch_add_explicit(&l->writers, 1, SO); /* new readers wait from now on */
+    /* SO: the writer's write of the handshake; new readers wait from now on */
+    atomic_fetch_add_explicit(&l->writers, 1, SO);
     /* readers already inside drain; the writer does not park here */
     if (NL_LIKELY(!readers_inside(l)))
         return;
@@ -177,7 +209,7 @@ int nl_cst_rwsem_down_write_trylock(nl_cst_rwsem_t *l)
         return EBUSY; /* cheap checks first: no lock traffic for a try bound to fail */
     if (nl_cst_trylock_sz(&l->wlock, sizeof(cst_rsnode_t)) != 0)
         return EBUSY;
-    atomic_fetch_add_explicit(&l->writers, 1, SO);
+    atomic_fetch_add_explicit(&l->writers, 1, SO); /* SO: as in down_write */
     if (!readers_inside(l))
         return 0;
     nl_cst_mutex_unlock(&l->wlock);

@@ -29,9 +29,19 @@
 #include "../internal.h"
 #include "deleg_ids.h"
 
+/* walks per combining session (a model checker's run, verify/wmm/fc.c, may
+ * take fewer) */
+#ifndef FC_PASSES
 #define FC_PASSES 3
+#endif
+/* clean-up every FC_CLEAN_EVERY sessions of records idle for FC_AGE; the
+ * model checker's run of the unlink and re-push (verify/wmm/fc.c) sets 1, 0 */
+#ifndef FC_CLEAN_EVERY
 #define FC_CLEAN_EVERY 64
+#endif
+#ifndef FC_AGE
 #define FC_AGE 256
+#endif
 #define FC_PATIENCE_NS 8000
 
 struct nl_fc_rec {

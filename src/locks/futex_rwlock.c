@@ -18,10 +18,21 @@
  *    one that gives up (timeout) leaves the count and wakes the readers it
  *    held back.
  * Any thread may release (a counter, no owner), so it is ANY_UNLOCK.
+ * Orders: the compare-exchange that takes the lock acquires and the one that
+ * leaves it releases (verify/wmm/futex_rwlock.c shows each needed); the rest
+ * is relaxed: the sleeper bit and the wake-up carry no data.
  */
 #include <errno.h>
 #include <limits.h>
 #include "futex_rwlock.h"
+
+/* Tries (each a step of the waiter) before a waiter sleeps on the word. The
+ * model checker's build (verify/wmm/futex_rwlock.c) sets 0 or 2: every try
+ * is a branch of its search, and the sleep is where the wake-up protocol
+ * lives. */
+#ifndef NL_FRW_TRIES
+#define NL_FRW_TRIES 128
+#endif
 
 int nl_frw_try(nl_frw_t *l, int write, int prefer_writers)
 {
@@ -77,7 +88,7 @@ static int frw_wait(nl_frw_t *l, int write, int prefer_writers, nl_frw_sleep_fn 
                     int reg, nl_waiter_t *w)
 {
     int rc;
-    for (int i = 0; i < 128; i++) {
+    for (int i = 0; i < NL_FRW_TRIES; i++) {
         if ((rc = try_reg(l, write, prefer_writers, reg)) != EBUSY)
             return rc;
         nl_wait_step(w);

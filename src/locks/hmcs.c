@@ -108,6 +108,10 @@ CO_OP bool hn_pass(co_local_t *D, nl_mcs_node_t *me, uint32_t pass, const bool t
         nl_ticket_release(&D->ticket);
         return true;
     }
+    /* acquire, pairing with the successor's release of its link
+     * (nl_mcsq_join): its reset of its grant word comes before our grant,
+     * which it would otherwise overwrite (verify/wmm/hmcs_n.c: a lost
+     * grant without it) */
     nl_mcs_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
     if (!next)
         return false;

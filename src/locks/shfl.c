@@ -89,7 +89,11 @@
 #define SH_WOKEN 2u                /* shfl-block: woken early by the head */
 #define SH_PARKED NL_GRANT_PARKED  /* asleep on the futex */
 
-#define SH_PATIENCE 64        /* head checks before it stops the stealing */
+/* head checks before it stops the stealing (a build may set fewer: the
+ * model checks set 1, so that the no-stealing filter is reached) */
+#ifndef SH_PATIENCE
+#define SH_PATIENCE 64
+#endif
 #define SH_MIN_PAUSE 4
 #define SH_MAX_PAUSE 256
 #define SH_WAIT_STEPS 256     /* wait-loop steps before a waiter parks */
@@ -118,8 +122,21 @@ static inline uint32_t sh_tag(int node)
  * change the tail never fail it: free, and the filter lets us in. */
 static inline bool sh_cas_low(nl_shfl_t *l, uint16_t expect, uint16_t want)
 {
+#ifdef NL_VERIFY
+    /* the model checker's build (verify/wmm), which has no mixed-size
+     * accesses: the same CAS of the low half as a CAS of the word that
+     * keeps the tail it finds (retried when only the tail moved) */
+    uint32_t w = atomic_load_explicit(&l->val, memory_order_relaxed);
+    do {
+        if ((w & ~SH_TAIL_MASK) != expect)
+            return false;
+    } while (!atomic_compare_exchange_weak_explicit(&l->val, &w, (w & SH_TAIL_MASK) | want,
+                                                    memory_order_acquire, memory_order_relaxed));
+    return true;
+#else
     return __atomic_compare_exchange_n(sh_low(l), &expect, want, false, __ATOMIC_ACQUIRE,
                                        __ATOMIC_RELAXED);
+#endif
 }
 
 /* The steal after a failed fast path: the lock is free and the filter lets
@@ -149,13 +166,30 @@ static inline int sh_trylock(nl_shfl_t *l)
 
 static inline void sh_unlock(nl_shfl_t *l)
 {
-    /* one store of the lock byte; the filter and the tail are not ours */
+    /* one store of the lock byte; the filter and the tail are not ours;
+     * release: the section reaches the next taker's acquire CAS */
+#ifdef NL_VERIFY
+    /* the model checker's build (no mixed-size accesses): the byte cleared
+     * by a word-wide RMW, as qspinlock's unlock there (cna.h) */
+    atomic_fetch_and_explicit(&l->val, ~SH_LOCK_MASK, memory_order_release);
+#else
     __atomic_store_n(sh_byte(l, SH_LOCK_BYTE), 0, __ATOMIC_RELEASE);
+#endif
 }
 
 static inline void sh_set_filter(nl_shfl_t *l, uint32_t f)
 {
+#ifdef NL_VERIFY
+    /* the model checker's build (no mixed-size accesses): the filter byte
+     * replaced by a word-wide CAS loop that keeps the other bytes */
+    uint32_t w = atomic_load_explicit(&l->val, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&l->val, &w,
+                                                  (w & ~SH_FILTER_MASK) | (f & 0xffu) << SH_FILTER_SHIFT,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        ;
+#else
     __atomic_store_n(sh_byte(l, SH_FILTER_BYTE), (uint8_t)f, __ATOMIC_RELAXED);
+#endif
 }
 
 /* ---- waiting: the named places ------------------------------------------ */
@@ -228,6 +262,21 @@ static inline uint32_t sh_patience(const nl_waiter_t *w)
     return nl_wait_short(w) ? NL_OVER_PAUSES : SH_PATIENCE;
 }
 
+/* A queued waiter has taken its steps: it waits on its grant word (shfl)
+ * or parks (shfl-block). */
+static inline bool sh_spun(const nl_waiter_t *w, const bool blocking)
+{
+#ifdef NL_VERIFY
+    /* the model checker's build (verify/wmm): steps count nothing
+     * (nl_wait_step), so the budget is the waiter's `due`: spent from the
+     * start when waiters park, renewed by a wake-up */
+    (void)blocking;
+    return nl_wait_due(w);
+#else
+    return w->n >= SH_WAIT_STEPS || (blocking && w->n >= NL_OVER_PAUSES && nl_wait_short(w));
+#endif
+}
+
 /* A queued waiter, until it is granted the head role. While it runs it
  * shuffles whenever it holds the shuffler role and somebody queued since
  * its last pass. shfl: SH_WAIT_STEPS steps, then the library's grant-word
@@ -240,6 +289,8 @@ static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, nl_waiter_t *w, con
     uint32_t walked = 0;
     bool woken = false;
     for (;;) {
+        /* acquire, pairing with the grant (sh_grant): the queue as the
+         * previous head left it */
         uint64_t st = atomic_load_explicit(&me->c.spin, memory_order_acquire);
         if (st == SH_HEAD)
             return;
@@ -255,7 +306,7 @@ static inline void sh_wait_turn(nl_shfl_t *l, sh_node_t *me, nl_waiter_t *w, con
             woken = true; /* the head wants us running: a fresh round */
             nl_wait_renew(w);
         }
-        if (w->n < SH_WAIT_STEPS && !(blocking && w->n >= NL_OVER_PAUSES && nl_wait_short(w))) {
+        if (!sh_spun(w, blocking)) {
             nl_wait_step(w);
             continue;
         }
@@ -355,6 +406,8 @@ static unsigned sh_shuffle(nl_shfl_t *l, sh_node_t *me, bool head)
                  : atomic_load_explicit(&me->c.spin, memory_order_relaxed) == SH_HEAD)
             break;
     }
+    /* release, pairing with the acquire loads of `shuffler`: the next
+     * shuffler walks the links and reads the batch fields written here */
     atomic_store_explicit(&last->shuffler, 1, memory_order_release);
     return moved;
 }
@@ -407,6 +460,8 @@ static inline __attribute__((always_inline)) void sh_queue(nl_shfl_t *l, nl_wait
     uint32_t old = nl_tail_xchg(&l->val, tail);
     if (old) {
         sh_node_t *prev = nl_tail_decode(old);
+        /* release: our node's reset fields reach whoever follows the link
+         * (the head granting us, a shuffler walking past us) */
         atomic_store_explicit(&prev->c.next, &me->c, memory_order_release);
         sh_wait_turn(l, me, w, blocking);
     }
@@ -426,6 +481,7 @@ static inline __attribute__((always_inline)) void sh_queue(nl_shfl_t *l, nl_wait
              * behind us is likely of it), or 0 when the queue empties */
             uint32_t want = (val & SH_TAIL_MASK) == tail ? SH_LOCKED
                           : (val & SH_TAIL_MASK) | (tag << SH_FILTER_SHIFT) | SH_LOCKED;
+            /* acquire, pairing with the unlock's release: the section */
             if (atomic_compare_exchange_strong_explicit(&l->val, &val, want, memory_order_acquire,
                                                         memory_order_relaxed))
                 break;

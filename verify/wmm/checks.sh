@@ -1,7 +1,7 @@
 # The checks of verify/wmm/run.sh (sourced by it).
-#   check NAME[:FILE] [-u N] [-3 RUNS] [THREADS...] [-- CFLAGS]
+#   check NAME[:FILE] [-u N [-l]] [-3 RUNS] [THREADS...] [-- CFLAGS]
 #                                                verify/wmm/FILE.c must pass
-#   broken NAME CHECK FILE FROM TO [-u N] [THREADS] [-- CFLAGS]
+#   broken NAME CHECK FILE FROM TO [-u N [-l]] [THREADS] [-- CFLAGS]
 #                                                one order weakened: must fail
 
 check tas
@@ -37,14 +37,20 @@ broken grant mcs src/wait/wait.h \
 {
     if (NL_UNLIKELY(atomic_exchange_explicit(w, v, memory_order_relaxed)'
 
-check cna
-check cna-opt:cna -- -DNL_CNA_OPT
+# CNA's 3-thread runs under IMM with parking double with every draw of the
+# fairness rule (each a coin the checker chooses): cna's left to RC11, and
+# cna-opt's (its scan skipped or not, too) to its spinning runs
+check cna -3 'rc11 rc11/park imm'
+check cna-opt:cna -3 'rc11 imm' -- -DNL_CNA_OPT
 broken cna-link cna src/locks/cna.c \
     'atomic_store_explicit(&tail->next, me, memory_order_release);' \
     'atomic_store_explicit(&tail->next, me, memory_order_relaxed);' 3
 
-check qspinlock -u 3
-check qspinlock-cna:qspinlock -u 3 -- -DNL_QS_CNA
+# the queue: a third thread queues behind the holder and the pending waiter
+# once the pending waiter's loop has run 4 times (fewer unrolled never
+# reach it); 3 threads RC11 spinning only (a minute each)
+check qspinlock -u 4 -3 rc11
+check qspinlock-cna:qspinlock -u 4 -3 rc11 -- -DNL_QS_CNA
 broken qspinlock-unlock qspinlock include/numalock/cna.h \
     'NL_ATOMIC_FETCH_AND(&l->val, ~0xffu, __ATOMIC_RELEASE);' \
     'NL_ATOMIC_FETCH_AND(&l->val, ~0xffu, __ATOMIC_RELAXED);' -u 3
@@ -52,10 +58,9 @@ broken qspinlock-unlock qspinlock include/numalock/cna.h \
 # the cohort composition (c-bo-mcs, c-tkt-tkt, hmcs) with 3 threads on 2
 # nodes (two on one node): the global lock contended, one local lock too,
 # passed within the node up to twice. Their 3-thread runs take minutes under
-# IMM and with parking: RC11 only, and parking with c-bo-mcs's local MCS
-# lock only (hmcs's 2-thread runs park on its global MCS lock; c-tkt-tkt's
-# ticket waiters never park)
-check c-bo-mcs:cohort -3 'rc11 rc11/park'
+# IMM and with parking (c-bo-mcs parking: 132 s): RC11 spinning only (their
+# 2-thread runs park; c-tkt-tkt's ticket waiters never park)
+check c-bo-mcs:cohort -3 rc11
 check c-tkt-tkt:cohort -3 rc11 -- -DNL_COHORT_TKT
 check hmcs -3 rc11
 broken hmcs-link hmcs src/locks/mcs_queue.h \
@@ -76,3 +81,113 @@ broken lost-wake mcs src/wait/wait.h \
 {
     if (NL_UNLIKELY(atomic_exchange_explicit(w, v, memory_order_acq_rel) == NL_GRANT_PARKED))
         (void)0;' -- -DNL_VERIFY_PARK
+
+# CST (cst-mutex, cst-rwsem; verify/wmm/cst_mutex.c and cst_rwsem.c say
+# where each run starts): the mutex with 2 threads on two nodes, the second
+# node's snode allocated while the first keeps the global lock idle; with 2
+# threads on one node from no snode (the allocation race, the local queue,
+# parking and re-queueing); with 3 threads on two nodes, RC11 spinning only
+# (the local pass and the cohort release; minutes with parking or IMM); the
+# trylock. The rw-semaphore with a writer and a reader on two nodes, the
+# reader's snode allocated meanwhile; 3 threads (a writer, readers on both
+# nodes) RC11 spinning only; the trylocks.
+check cst-mutex:cst_mutex 2 -- -DCST_VERIFY_WARM=1
+check cst-mutex-node:cst_mutex 2 -- -DCST_VERIFY_ONE_NODE
+check cst-mutex-3:cst_mutex -3 rc11 3 -- -DCST_VERIFY_WARM=2
+check cst-mutex-try:cst_mutex 2 -- -DCST_VERIFY_WARM=2 -DCST_VERIFY_TRY
+check cst-rwsem:cst_rwsem 2 -- -DCST_VERIFY_WARM=1
+check cst-rwsem-3:cst_rwsem -3 rc11 3 -- -DCST_VERIFY_WARM=2
+check cst-rwsem-try:cst_rwsem 2 -- -DCST_VERIFY_WARM=2 -DCST_VERIFY_TRY
+broken cst-pass cst_mutex src/locks/cst_mutex.c \
+    'if (atomic_compare_exchange_strong_explicit(&next->status, &expect, to,
+                                                        memory_order_acq_rel, memory_order_acquire)) {' \
+    'if (atomic_compare_exchange_strong_explicit(&next->status, &expect, to,
+                                                        memory_order_acquire, memory_order_acquire)) {' \
+    -- -DCST_VERIFY_ONE_NODE
+broken cst-idle-keep cst_mutex src/locks/cst_mutex.c \
+    'uint64_t p = atomic_load_explicit(&((nl_cst_mutex_t *)m)->present, memory_order_seq_cst);' \
+    'uint64_t p = atomic_load_explicit(&((nl_cst_mutex_t *)m)->present, memory_order_acquire);' \
+    -- -DCST_VERIFY_WARM=1
+broken cst-reader cst_rwsem src/locks/cst_rwsem.c \
+    'if (!(atomic_load_explicit(&l->writers, SO) & RW_COUNT))' \
+    'if (!(atomic_load_explicit(&l->writers, memory_order_acquire) & RW_COUNT))' \
+    -- -DCST_VERIFY_WARM=1
+
+# Delegation locks (fc, sanl) and the futex read-write lock (verify/wmm/fc.c,
+# sanl.c, futex_rwlock.c say what each run covers). fc, 2 threads, every
+# session cleaning up (FC_CLEAN_EVERY 1, FC_AGE 0): the records' chunk
+# published by its first user, idle records unlinked; then thread 0 with a
+# second request after its record may have been unlinked (pushed again, or
+# run by itself as combiner), the chunk published at init, one walk per
+# session; 3 threads, RC11 (its waiters never park), a combiner serving two
+# requests. sanl in delegation mode: 2 threads, server and client,
+# termination checked (no request lost); with T_w over at the first poll
+# (the paths after it: sleep on the answer, or queue on ll), loops unrolled
+# 3 and termination still checked ('-u "3 --check-liveness"': the in-place
+# lock's loops are not awaits, the sleep on the answer is); both modes on
+# one lock (a thread flips it to in place), unrolled 3, safety only.
+# futex-rwlock: unrolled 3, safety only (GenMC 0.9 reports its
+# compare-exchange retry loops as non-terminating under --check-liveness):
+# a writer and a reader, 3 threads RC11 parking (a writer, two readers),
+# two writers, and the writer-preferring kind.
+check fc 2 -- -DFC_CLEAN_EVERY=1 -DFC_AGE=0
+check fc-repush:fc 2 -- -DFC_CLEAN_EVERY=1 -DFC_AGE=0 -DNL_ROUNDS=2 '-DNL_ROUNDS_OF(tid)=(2-(tid))' \
+    -DNL_DELEG_PREALLOC -DFC_PASSES=1
+check fc-3:fc -3 rc11 3 -- -DNL_DELEG_PREALLOC -DFC_PASSES=1
+check sanl 2
+check sanl-tw:sanl -u 3 -l 2 -- -DNL_SANL_VERIFY_TW
+check sanl-flip:sanl -u 3 2 -- -DNL_SANL_FLIP
+check futex-rwlock:futex_rwlock -u 3 -3 rc11/park
+check futex-rwlock-ww:futex_rwlock -u 3 2 -- '-DNL_WRITER(tid)=1'
+check futex-rwlock-pw:futex_rwlock -u 3 2 -- -DNL_FRW_PREFER_WRITERS
+# a requester that reads its answer without acquiring it
+broken fc-answer fc src/locks/fc.c \
+    'if (atomic_load_explicit(&me->done, memory_order_acquire) == 1)' \
+    'if (atomic_load_explicit(&me->done, memory_order_relaxed) == 1)'
+# the server's DOWN store and its last walk without the fence, and the
+# client's request store release only: a client that read UP sleeps on an
+# answer nobody gives
+broken sanl-down sanl src/locks/sanl_impl.h \
+    '    atomic_thread_fence(memory_order_seq_cst);
+    any |= sanl_walk(l, me, 1);' \
+    '    any |= sanl_walk(l, me, 1);' -u 3 -l -- -DNL_SANL_VERIFY_TW
+broken sanl-send sanl src/locks/sanl_impl.h \
+    'atomic_store_explicit(&s->fn, fn, memory_order_seq_cst);' \
+    'atomic_store_explicit(&s->fn, fn, memory_order_release);' -u 3 -l -- -DNL_SANL_VERIFY_TW
+broken futex-rwlock-release futex_rwlock src/locks/futex_rwlock.c \
+    'while (!atomic_compare_exchange_weak_explicit(&l->state, &s, s & FRW_WWAIT, memory_order_release,' \
+    'while (!atomic_compare_exchange_weak_explicit(&l->state, &s, s & FRW_WWAIT, memory_order_relaxed,' -u 3
+
+# shfl and shfl-block (verify/wmm/shfl.c: main holds the lock while its
+# workers queue; 3 threads: a head, a waiter of its node behind it, the
+# shuffle). -u 2: the waiter's and the head's loops write (shuffle passes,
+# the filter, early wakes, nudges), so GenMC cannot read them as awaits;
+# safety only. 3 threads RC11 only: shfl with waiters that spin (15 s),
+# shfl-block with waiters that park (30 s); shfl's parking waiters (75 s)
+# and IMM are left to the 2-thread runs
+check shfl -u 2 -3 rc11
+check shfl-block:shfl -u 2 -3 rc11/park -- -DNL_SHFL_BLOCK
+broken shfl-unlock shfl src/locks/shfl.c \
+    'atomic_fetch_and_explicit(&l->val, ~SH_LOCK_MASK, memory_order_release);' \
+    'atomic_fetch_and_explicit(&l->val, ~SH_LOCK_MASK, memory_order_relaxed);' -u 2
+# hmcs-n and c-tkt-n on a 2-level topology (NL_VERIFY_LEVELS in env.c), 2
+# threads: on the two nodes (they meet at the domain lock above them) and
+# on one node (-node: they meet at its lock). 3 threads take over 5 min
+check hmcs-n:hmcs_n 2
+check hmcs-n-node:hmcs_n 2 -- -DNL_ONE_NODE
+check c-tkt-n:hmcs_n 2 -- -DNL_TKT_N
+check c-tkt-n-node:hmcs_n 2 -- -DNL_TKT_N -DNL_ONE_NODE
+broken hmcs-n-link hmcs_n src/locks/mcs_queue.h \
+    'atomic_store_explicit(&pred->next, me, memory_order_release)' \
+    'atomic_store_explicit(&pred->next, me, memory_order_relaxed)'
+broken c-tkt-n-release hmcs_n include/numalock/spinlocks.h \
+    'NL_ATOMIC_STORE(&l->owner, NL_ATOMIC_LOAD(&l->owner, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);' \
+    'NL_ATOMIC_STORE(&l->owner, NL_ATOMIC_LOAD(&l->owner, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);' 2 -- -DNL_TKT_N
+# lockref (verify/wmm/lockref.c: lockless CAS updates, locked sections, the
+# last put's teardown), 2 threads (3 take minutes)
+check lockref 2
+broken lockref-cas lockref src/locks/lockref.c \
+    'memory_order_acq_rel, memory_order_relaxed)) {
+            count_path(0);' \
+    'memory_order_relaxed, memory_order_relaxed)) {
+            count_path(0);'

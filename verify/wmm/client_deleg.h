@@ -1,0 +1,80 @@
+/*
+ * The client of a delegation lock's check: NL_THREADS threads each execute
+ * NL_ROUNDS requests (or NL_ROUNDS_OF(tid)) through the lock (execute(lock, fn, arg)); the
+ * request's function is the critical section: it writes an owner field,
+ * increments a non-atomic counter, reads the owner back, and returns a value
+ * derived from its argument, which the requester checks, together with a
+ * non-atomic result field the function wrote for it. GenMC reports a data
+ * race when two functions are not ordered by happens-before (mutual
+ * exclusion, whichever thread runs them), or when a requester's reads after
+ * execute returns are not ordered after its function (the request's
+ * publication and completion orders); an assertion when the owner changed
+ * under a function, a request ran twice or its answer is wrong; a blocked
+ * execution when a request is never answered. main checks the count once
+ * every thread has finished: no request lost, none run twice.
+ *
+ * A check defines NL_DELEG_T, NL_DELEG_INIT(l), NL_EXECUTE(l, fn, arg) (and
+ * may define NL_NODE_OF(tid), and NL_ROUNDS_OF(tid), the requests of thread
+ * tid, at most NL_ROUNDS) before including this file; `tid`, the thread's
+ * index, is in scope in them.
+ */
+#include <assert.h>
+#include <pthread.h>
+
+#ifndef NL_THREADS
+#define NL_THREADS 2
+#endif
+#ifndef NL_ROUNDS
+#define NL_ROUNDS 1
+#endif
+#ifndef NL_NODE_OF
+#define NL_NODE_OF(tid) ((tid) % 2)
+#endif
+#ifndef NL_ROUNDS_OF
+#define NL_ROUNDS_OF(tid) NL_ROUNDS
+#endif
+
+static NL_DELEG_T the_lock;
+static int counter;
+static int owner = -1;
+static int ran[NL_THREADS][NL_ROUNDS]; /* written by whoever runs the request */
+
+static void *critical(void *arg)
+{
+    int id = (int)(long)arg; /* tid * NL_ROUNDS + round */
+    owner = id;
+    counter++;
+    ran[id / NL_ROUNDS][id % NL_ROUNDS]++;
+    assert(owner == id);
+    owner = -1;
+    return (void *)(long)(id + 1000);
+}
+
+static void *worker(void *arg)
+{
+    int tid = (int)(long)arg;
+    nl_verify_set_node(NL_NODE_OF(tid), NL_NODE_OF(tid));
+    for (int r = 0; r < NL_ROUNDS_OF(tid); r++) {
+        long id = tid * NL_ROUNDS + r;
+        void *res = NL_EXECUTE(&the_lock, critical, (void *)id);
+        assert(res == (void *)(id + 1000));
+        assert(ran[tid][r] == 1);
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    pthread_t t[NL_THREADS];
+    int requests = 0;
+    NL_DELEG_INIT(&the_lock);
+    nl_verify_started = 1;
+    for (long i = 0; i < NL_THREADS; i++)
+        pthread_create(&t[i], NULL, worker, (void *)i);
+    for (int i = 0; i < NL_THREADS; i++)
+        pthread_join(t[i], NULL);
+    for (int tid = 0; tid < NL_THREADS; tid++)
+        requests += NL_ROUNDS_OF(tid);
+    assert(counter == requests);
+    return 0;
+}

@@ -1,0 +1,82 @@
+/*
+ * The client of the reader-writer lock checks (client.h's idea for a lock
+ * with two modes): NL_THREADS threads, each a writer or a reader
+ * (NL_WRITER(tid); by default thread 0 writes and the others read), take
+ * the lock NL_ROUNDS times in their mode. A writer increments a non-atomic
+ * counter and writes an owner field and reads it back; a reader reads both
+ * twice and asserts that no writer is inside (owner -1) and that the counter
+ * did not change under it. GenMC reports a data race when a writer's
+ * section is not ordered by happens-before with another writer's or a
+ * reader's (exclusion or a missing release/acquire; readers only read, so
+ * readers together are no race), an assertion when a writer was seen
+ * inside, and a blocked execution when a waiter of either mode is never let
+ * in (a lost reader or writer). main checks the count once every thread
+ * has finished, and, where the check defines NL_RW_IDLE(l), that the lock
+ * is back in its idle state.
+ *
+ * A check defines NL_RW_T, NL_RW_INIT(l), NL_RDLOCK(l), NL_RDUNLOCK(l),
+ * NL_WRLOCK(l), NL_WRUNLOCK(l) (and may define NL_NODE_OF(tid) and
+ * NL_WRITER(tid)) before including this file; `tid`, the thread's index,
+ * is in scope in them.
+ */
+#include <assert.h>
+#include <pthread.h>
+
+#ifndef NL_THREADS
+#define NL_THREADS 2
+#endif
+#ifndef NL_ROUNDS
+#define NL_ROUNDS 1
+#endif
+#ifndef NL_NODE_OF
+#define NL_NODE_OF(tid) ((tid) % 2)
+#endif
+#ifndef NL_WRITER
+#define NL_WRITER(tid) ((tid) == 0)
+#endif
+
+static NL_RW_T the_lock;
+static int counter;
+static int owner = -1;
+
+static void *worker(void *arg)
+{
+    int tid = (int)(long)arg;
+    nl_verify_set_node(NL_NODE_OF(tid), NL_NODE_OF(tid));
+    for (int r = 0; r < NL_ROUNDS; r++) {
+        if (NL_WRITER(tid)) {
+            NL_WRLOCK(&the_lock);
+            owner = tid;
+            counter++;
+            assert(owner == tid);
+            owner = -1;
+            NL_WRUNLOCK(&the_lock);
+        } else {
+            NL_RDLOCK(&the_lock);
+            int seen = counter;
+            assert(owner == -1);
+            assert(counter == seen);
+            NL_RDUNLOCK(&the_lock);
+        }
+    }
+    return NULL;
+}
+
+int main(void)
+{
+    pthread_t t[NL_THREADS];
+    int writers = 0;
+    NL_RW_INIT(&the_lock);
+    nl_verify_started = 1;
+    for (long i = 0; i < NL_THREADS; i++)
+        pthread_create(&t[i], NULL, worker, (void *)i);
+    for (int i = 0; i < NL_THREADS; i++)
+        pthread_join(t[i], NULL);
+    for (int i = 0; i < NL_THREADS; i++)
+        writers += NL_WRITER(i) ? 1 : 0;
+    assert(counter == writers * NL_ROUNDS);
+#ifdef NL_RW_IDLE
+    assert(NL_RW_IDLE(&the_lock));
+#endif
+    return 0;
+}
