@@ -11,18 +11,7 @@
  * may define NL_NODE_OF(tid) for the node each thread runs on) before
  * including this file; `tid`, the thread's index, is in scope in them.
  */
-#include <assert.h>
-#include <pthread.h>
-
-#ifndef NL_THREADS
-#define NL_THREADS 2
-#endif
-#ifndef NL_ROUNDS
-#define NL_ROUNDS 1
-#endif
-#ifndef NL_NODE_OF
-#define NL_NODE_OF(tid) ((tid) % 2)
-#endif
+#include "workers.h"
 
 static NL_LOCK_T the_lock;
 static int counter;
@@ -45,23 +34,8 @@ static void *worker(void *arg)
 
 int main(void)
 {
-    pthread_t t[NL_THREADS];
     NL_INIT(&the_lock);
-    nl_verify_started = 1;
-#ifdef NL_VERIFY_COINS
-    /* the lock draws random numbers: the coins of main's record and the
-     * workers' */
-    pthread_t coins;
-    verify_coins_on = 1;
-    pthread_create(&coins, NULL, verify_coin_thread, (void *)(long)(NL_THREADS + 1));
-#endif
-    for (long i = 0; i < NL_THREADS; i++)
-        pthread_create(&t[i], NULL, worker, (void *)i);
-    for (int i = 0; i < NL_THREADS; i++)
-        pthread_join(t[i], NULL);
-#ifdef NL_VERIFY_COINS
-    pthread_join(coins, NULL);
-#endif
+    verify_run_workers(worker);
     assert(counter == NL_THREADS * NL_ROUNDS);
     return 0;
 }

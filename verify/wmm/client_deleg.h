@@ -18,18 +18,7 @@
  * tid, at most NL_ROUNDS) before including this file; `tid`, the thread's
  * index, is in scope in them.
  */
-#include <assert.h>
-#include <pthread.h>
-
-#ifndef NL_THREADS
-#define NL_THREADS 2
-#endif
-#ifndef NL_ROUNDS
-#define NL_ROUNDS 1
-#endif
-#ifndef NL_NODE_OF
-#define NL_NODE_OF(tid) ((tid) % 2)
-#endif
+#include "workers.h"
 #ifndef NL_ROUNDS_OF
 #define NL_ROUNDS_OF(tid) NL_ROUNDS
 #endif
@@ -65,14 +54,9 @@ static void *worker(void *arg)
 
 int main(void)
 {
-    pthread_t t[NL_THREADS];
     int requests = 0;
     NL_DELEG_INIT(&the_lock);
-    nl_verify_started = 1;
-    for (long i = 0; i < NL_THREADS; i++)
-        pthread_create(&t[i], NULL, worker, (void *)i);
-    for (int i = 0; i < NL_THREADS; i++)
-        pthread_join(t[i], NULL);
+    verify_run_workers(worker);
     for (int tid = 0; tid < NL_THREADS; tid++)
         requests += NL_ROUNDS_OF(tid);
     assert(counter == requests);

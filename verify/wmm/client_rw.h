@@ -19,18 +19,7 @@
  * NL_WRITER(tid)) before including this file; `tid`, the thread's index,
  * is in scope in them.
  */
-#include <assert.h>
-#include <pthread.h>
-
-#ifndef NL_THREADS
-#define NL_THREADS 2
-#endif
-#ifndef NL_ROUNDS
-#define NL_ROUNDS 1
-#endif
-#ifndef NL_NODE_OF
-#define NL_NODE_OF(tid) ((tid) % 2)
-#endif
+#include "workers.h"
 #ifndef NL_WRITER
 #define NL_WRITER(tid) ((tid) == 0)
 #endif
@@ -64,14 +53,9 @@ static void *worker(void *arg)
 
 int main(void)
 {
-    pthread_t t[NL_THREADS];
     int writers = 0;
     NL_RW_INIT(&the_lock);
-    nl_verify_started = 1;
-    for (long i = 0; i < NL_THREADS; i++)
-        pthread_create(&t[i], NULL, worker, (void *)i);
-    for (int i = 0; i < NL_THREADS; i++)
-        pthread_join(t[i], NULL);
+    verify_run_workers(worker);
     for (int i = 0; i < NL_THREADS; i++)
         writers += NL_WRITER(i) ? 1 : 0;
     assert(counter == writers * NL_ROUNDS);

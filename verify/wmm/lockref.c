@@ -19,11 +19,7 @@
 #include "locks/lockref.c"
 #include "env.c"
 
-#include <pthread.h>
-
-#ifndef NL_THREADS
-#define NL_THREADS 2
-#endif
+#include "workers.h"
 
 static nl_lockref_t ref;
 static int side;              /* written under the lock only */
@@ -34,7 +30,7 @@ static int torn;              /* teardowns (under the lock) */
 static void *worker(void *arg)
 {
     int tid = (int)(long)arg;
-    nl_verify_set_node(tid % 2, tid % 2);
+    nl_verify_set_node(NL_NODE_OF(tid), NL_NODE_OF(tid));
     if (tid == 0)
         nl_lockref_get(&ref);
     take(&ref);
@@ -60,13 +56,8 @@ static void *worker(void *arg)
 
 int main(void)
 {
-    pthread_t t[NL_THREADS];
     nl_lockref_init(&ref, NL_THREADS);
-    nl_verify_started = 1;
-    for (long i = 0; i < NL_THREADS; i++)
-        pthread_create(&t[i], NULL, worker, (void *)i);
-    for (int i = 0; i < NL_THREADS; i++)
-        pthread_join(t[i], NULL);
+    verify_run_workers(worker);
     assert(torn == 1 && side == NL_THREADS);
     uint64_t w = atomic_load_explicit(&ref.lock_count, memory_order_relaxed);
     assert(count_of(w) == NL_LOCKREF_DEAD && lock_free(w));
