@@ -20,7 +20,11 @@
  * Any thread may release (a counter, no owner), so it is ANY_UNLOCK.
  * Orders: the compare-exchange that takes the lock acquires and the one that
  * leaves it releases (verify/wmm/futex_rwlock.c shows each needed); the rest
- * is relaxed: the sleeper bit and the wake-up carry no data.
+ * is relaxed: the sleeper bit and the wake-up carry no data. Each
+ * compare-exchange loop loads the word afresh at every try: the model
+ * checker reads such a loop as waiting for the word to change, and checks
+ * that it ends (a retry that reuses the value a failed compare-exchange
+ * read it takes for a wait on a word that never changes).
  */
 #include <errno.h>
 #include <limits.h>
@@ -36,9 +40,8 @@
 
 int nl_frw_try(nl_frw_t *l, int write, int prefer_writers)
 {
-    uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
     for (;;) {
-        uint32_t n;
+        uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed), n;
         if (write) {
             if (s & (FRW_WRITER | FRW_READERS))
                 return EBUSY;
@@ -61,8 +64,8 @@ static inline int try_reg(nl_frw_t *l, int write, int prefer_writers, int regist
 {
     if (!registered)
         return nl_frw_try(l, write, prefer_writers);
-    uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
     for (;;) {
+        uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
         if (s & (FRW_WRITER | FRW_READERS))
             return EBUSY;
         if (atomic_compare_exchange_weak_explicit(&l->state, &s, (s | FRW_WRITER) - FRW_WWAIT_ONE,
@@ -74,10 +77,11 @@ static inline int try_reg(nl_frw_t *l, int write, int prefer_writers, int regist
 /* a counted writer leaves without the lock: readers it held back may go */
 static void unregister(nl_frw_t *l)
 {
-    uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
+    uint32_t s;
+    do
+        s = atomic_load_explicit(&l->state, memory_order_relaxed);
     while (!atomic_compare_exchange_weak_explicit(&l->state, &s, (s - FRW_WWAIT_ONE) & ~FRW_SLEEPERS,
-                                                  memory_order_relaxed, memory_order_relaxed))
-        ;
+                                                  memory_order_relaxed, memory_order_relaxed));
     if (s & FRW_SLEEPERS)
         nl_wait_wake(&l->state, INT_MAX);
 }
@@ -124,8 +128,10 @@ int nl_frw_wait(nl_frw_t *l, int write, int prefer_writers, nl_frw_sleep_fn slee
 {
     int reg = 0;
     if (write && prefer_writers) { /* count this writer: new readers hold back */
-        uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
-        while ((s & FRW_WWAIT) != FRW_WWAIT) {
+        for (;;) {
+            uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
+            if ((s & FRW_WWAIT) == FRW_WWAIT)
+                break;
             if (atomic_compare_exchange_weak_explicit(&l->state, &s, s + FRW_WWAIT_ONE, memory_order_relaxed,
                                                       memory_order_relaxed)) {
                 reg = 1;
@@ -143,18 +149,20 @@ int nl_frw_wait(nl_frw_t *l, int write, int prefer_writers, nl_frw_sleep_fn slee
 void nl_frw_write_unlock(nl_frw_t *l)
 {
     /* clear the writer and sleeper bits in one step; keep waiting writers */
-    uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
+    uint32_t s;
+    do
+        s = atomic_load_explicit(&l->state, memory_order_relaxed);
     while (!atomic_compare_exchange_weak_explicit(&l->state, &s, s & FRW_WWAIT, memory_order_release,
-                                                  memory_order_relaxed))
-        ;
+                                                  memory_order_relaxed));
     if (s & FRW_SLEEPERS)
         nl_wait_wake(&l->state, INT_MAX);
 }
 
 int nl_frw_read_unlock(nl_frw_t *l)
 {
-    uint32_t s = atomic_load_explicit(&l->state, memory_order_relaxed);
+    uint32_t s;
     for (;;) {
+        s = atomic_load_explicit(&l->state, memory_order_relaxed);
         if ((s & FRW_WRITER) || !(s & FRW_READERS))
             return EPERM;
         /* the last reader out clears the sleeper bit; others leave it to it */

@@ -126,10 +126,10 @@ broken cst-reader cst_rwsem src/locks/cst_rwsem.c \
 # 3 and termination still checked ('-u "3 --check-liveness"': the in-place
 # lock's loops are not awaits, the sleep on the answer is); both modes on
 # one lock (a thread flips it to in place), unrolled 3, safety only.
-# futex-rwlock: unrolled 3, safety only (GenMC 0.9 reports its
-# compare-exchange retry loops as non-terminating under --check-liveness):
-# a writer and a reader, 3 threads RC11 parking (a writer, two readers),
-# two writers, and the writer-preferring kind.
+# futex-rwlock, termination checked (a lost wake-up is a sleep nobody
+# ends: broken futex-rwlock-lost-wake): a writer and a reader, 3 threads
+# RC11 parking (a writer, two readers; spinning: 45 s more), two writers,
+# and the writer-preferring kind.
 check fc 2 -- -DFC_CLEAN_EVERY=1 -DFC_AGE=0
 check fc-repush:fc 2 -- -DFC_CLEAN_EVERY=1 -DFC_AGE=0 -DNL_ROUNDS=2 '-DNL_ROUNDS_OF(tid)=(2-(tid))' \
     -DNL_DELEG_PREALLOC -DFC_PASSES=1
@@ -137,9 +137,9 @@ check fc-3:fc -3 rc11 3 -- -DNL_DELEG_PREALLOC -DFC_PASSES=1
 check sanl 2
 check sanl-tw:sanl -u 3 -l 2 -- -DNL_SANL_VERIFY_TW
 check sanl-flip:sanl -u 3 2 -- -DNL_SANL_FLIP
-check futex-rwlock:futex_rwlock -u 3 -3 rc11/park
-check futex-rwlock-ww:futex_rwlock -u 3 2 -- '-DNL_WRITER(tid)=1'
-check futex-rwlock-pw:futex_rwlock -u 3 2 -- -DNL_FRW_PREFER_WRITERS
+check futex-rwlock:futex_rwlock -3 rc11/park
+check futex-rwlock-ww:futex_rwlock 2 -- '-DNL_WRITER(tid)=1'
+check futex-rwlock-pw:futex_rwlock 2 -- -DNL_FRW_PREFER_WRITERS
 # a requester that reads its answer without acquiring it
 broken fc-answer fc src/locks/fc.c \
     'if (atomic_load_explicit(&me->done, memory_order_acquire) == 1)' \
@@ -156,7 +156,14 @@ broken sanl-send sanl src/locks/sanl_impl.h \
     'atomic_store_explicit(&s->fn, fn, memory_order_release);' -u 3 -l -- -DNL_SANL_VERIFY_TW
 broken futex-rwlock-release futex_rwlock src/locks/futex_rwlock.c \
     'while (!atomic_compare_exchange_weak_explicit(&l->state, &s, s & FRW_WWAIT, memory_order_release,' \
-    'while (!atomic_compare_exchange_weak_explicit(&l->state, &s, s & FRW_WWAIT, memory_order_relaxed,' -u 3
+    'while (!atomic_compare_exchange_weak_explicit(&l->state, &s, s & FRW_WWAIT, memory_order_relaxed,'
+broken futex-rwlock-lost-wake futex_rwlock src/locks/futex_rwlock.c \
+    '                                                  memory_order_relaxed));
+    if (s & FRW_SLEEPERS)
+        nl_wait_wake(&l->state, INT_MAX);
+}' \
+    '                                                  memory_order_relaxed));
+}'
 
 # shfl and shfl-block (verify/wmm/shfl.c: main holds the lock while its
 # workers queue; 3 threads: a head, a waiter of its node behind it, the

@@ -9,8 +9,8 @@
  * itself among the waiting writers first. The client (client_rw.h): thread
  * 0 writes, the others read (NL_WRITER(tid) may make more writers); at the
  * end the word is back to 0 (no reader counted, no writer, no sleeper bit,
- * no waiting writer). Loops are unrolled (checks.sh): a lost wake-up shows
- * only as a blocked execution, not as an error. */
+ * no waiting writer). Termination is checked: a lost wake-up is a sleep
+ * that never ends. */
 #include "env.h"
 #ifndef NL_FRW_TRIES
 #define NL_FRW_TRIES (NL_VERIFY_DUE ? 0 : 2)
