@@ -98,11 +98,16 @@ static inline nl_sanl_slot_t *sanl_slot(nl_sanl_t *l, int id)
     if (NL_UNLIKELY(!s->joined)) {
         s->joined = 1;
         atomic_fetch_add_explicit(&l->joined, 1, memory_order_relaxed);
-        int32_t h = atomic_load_explicit(&l->hwm, memory_order_relaxed);
-        while (h < id + 1 &&
-               !atomic_compare_exchange_weak_explicit(&l->hwm, &h, id + 1, memory_order_release,
+        /* the high-water mark raised to id + 1, the word loaded at every try
+         * (a model checker reads such a loop as a wait for a change, whose
+         * end it checks) */
+        for (;;) {
+            int32_t h = atomic_load_explicit(&l->hwm, memory_order_relaxed);
+            if (h >= id + 1 ||
+                atomic_compare_exchange_weak_explicit(&l->hwm, &h, id + 1, memory_order_release,
                                                       memory_order_relaxed))
-            ;
+                break;
+        }
     }
     return s;
 }

@@ -135,6 +135,8 @@ check fc-repush:fc 2 -- -DFC_CLEAN_EVERY=1 -DFC_AGE=0 -DNL_ROUNDS=2 '-DNL_ROUNDS
     -DNL_DELEG_PREALLOC -DFC_PASSES=1
 check fc-3:fc -3 rc11 3 -- -DNL_DELEG_PREALLOC -DFC_PASSES=1
 check sanl 2
+# the slots joined by the threads' first requests (the chunk allocation race)
+check sanl-first:sanl 2 -- -DNL_SANL_FIRST_USE
 check sanl-tw:sanl -u 3 -l 2 -- -DNL_SANL_VERIFY_TW
 check sanl-flip:sanl -u 3 2 -- -DNL_SANL_FLIP
 check futex-rwlock:futex_rwlock -3 rc11/park

@@ -5,8 +5,8 @@
  * parameters below (nl_sanl_init resolves them from a file and the
  * environment, which the checker has not); the request slots as in fc.c's
  * check (deleg_env.h), each thread's slot joined at init (NL_SANL_FIRST_USE:
- * by the thread's first request, the slot count's retry loop, which GenMC
- * reports as non-terminating under --check-liveness).
+ * by the thread's first request: the chunk of slots allocated by whichever
+ * thread comes first, the joined count and the slots' high-water mark).
  *
  * Delegation mode, forced by the parameters (the vote, which samples one
  * section in SANL_SAMPLE and needs SANL_MIN_JOINED threads, cannot be driven
