@@ -3,17 +3,18 @@
 
     verify/wmm/audit.py GENMC [FILE...]
 
-For every acquire, release, acq_rel and seq_cst order in the lock files the
-checks of verify/wmm compile (FILES below, or those named), one at a time:
-a copy of the sources with that one order made relaxed, and the checks that
-compile its file (RC11 and IMM, waiters spinning and parking, the thread
-counts below), until one fails. Prints per order "needed" with the first
+For every acquire, release, acq_rel and seq_cst order in the files under
+src/ and include/ that the checks of checks.sh compile (or in those named),
+one at a time: a copy of the sources with that one order made relaxed, and
+the checks that compile its file (each with its own flags, bound, models
+and thread counts, as run.sh runs it), until one fails. Prints per order "needed" with the first
 failing check, or "not shown needed": no check failed, which says only
 that these checks (2 or 3 threads, one round each) do not exercise what the
 order is for; it proves nothing weaker enough. A run over its time limit
 counts as inconclusive ("timeout"), not as needed."""
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -21,38 +22,67 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
-
-# check file -> thread counts (the cohort checks' 3-thread runs take minutes)
-THREADS = {'tas': (2, 3), 'ttas': (2, 3), 'ticket': (2, 3), 'hbo': (2,), 'mcs': (2, 3), 'cna': (2, 3),
-           'cohort': (2,), 'hmcs': (2,), 'qspinlock': (2, 3)}
-# how GenMC bounds a check (checks.sh): termination, or loops unrolled
-BOUND = {'qspinlock': '--unroll=3'}
-FILES = {
-    'include/numalock/spinlocks.h': ['tas', 'ttas', 'ticket', 'hbo', 'mcs'],
-    'include/numalock/cna.h': ['cna', 'qspinlock'],
-    'src/locks/tas.c': ['tas'], 'src/locks/ttas.c': ['ttas'], 'src/locks/hbo.c': ['hbo'],
-    'src/locks/ticket_impl.h': ['ticket', 'cohort'],
-    'src/locks/mcs_queue.h': ['mcs', 'cohort', 'hmcs'], 'src/locks/queue.h': ['mcs', 'cna'],
-    'src/locks/cna.c': ['cna'], 'src/locks/cna_impl.h': ['cna', 'qspinlock'],
-    'src/locks/qspinlock.c': ['qspinlock'], 'src/locks/tail_nodes.h': ['qspinlock'],
-    'src/locks/cohort.h': ['cohort', 'hmcs'], 'src/locks/cohort.c': ['cohort'],
-    'src/wait/grant.c': ['mcs', 'cna'], 'src/wait/wait.h': ['mcs', 'cna'],
-}
 ORDER = re.compile(r'memory_order_(acquire|release|acq_rel|seq_cst)\b|__ATOMIC_(ACQUIRE|RELEASE|ACQ_REL|SEQ_CST)\b')
+LLVM = os.environ.get('LLVM_BIN', '/usr/lib/llvm-15/bin')
+
+
+def checks():
+    """The passing checks of checks.sh: (name, file, bound, runs, cflags),
+    runs a list of (model, threads, park) as run.sh runs them."""
+    text = open(os.path.join(HERE, 'checks.sh')).read().replace('\\\n', ' ')
+    out = []
+    for line in text.split('\n'):
+        if not line.startswith('check '):  # (broken variants span lines)
+            continue
+        words = shlex.split(line, comments=True)
+        name, _, file = words[1].partition(':')
+        args, bound, models3, threads, cflags = words[2:], '--check-liveness', 'rc11 rc11/park imm imm/park', [], []
+        if args[:1] == ['-u']:
+            bound, args = f'--unroll={args[1]}', args[2:]
+        if args[:1] == ['-l']:
+            bound, args = bound + ' --check-liveness', args[1:]
+        if args[:1] == ['-3']:
+            models3, args = args[1], args[2:]
+        while args and args[0] != '--':
+            threads.append(int(args.pop(0)))
+        cflags = args[1:]
+        runs = []
+        for model in ('rc11', 'imm'):
+            for nt in threads or [2, 3]:
+                allowed = models3.split() if nt >= 3 else [model, model + '/park']
+                runs += [(model, nt, park) for park in (False, True)
+                         if (model + ('/park' if park else '')) in allowed]
+        out.append((name, file or name, bound, sorted(runs, key=lambda r: r[1]), cflags))
+    return out
+
+
+def sources(inc, check):
+    """The files under src/ and include/ that a check's program compiles."""
+    name, file, bound, runs, cflags = check
+    r = subprocess.run([os.path.join(LLVM, 'clang'), '-MM', '-w', '-D__CONFIG_GENMC_INODE_DATA_SIZE=64',
+                        f'-I{inc}', f'-I{TOP}/include', f'-I{TOP}/src'] + cflags
+                       + [os.path.join(HERE, file + '.c')], capture_output=True, text=True)
+    deps = r.stdout.replace('\\\n', ' ').split()[1:]
+    return {os.path.relpath(os.path.realpath(d), TOP) for d in deps
+            if os.path.realpath(d).startswith(os.path.join(TOP, 'src') + os.sep)
+            or os.path.realpath(d).startswith(os.path.join(TOP, 'include') + os.sep)}
 
 
 def run(genmc, inc, root, check, model, nt, park, work):
+    name, file, bound, runs, cflags = check
     bc = os.path.join(work, 'in.bc')
-    flags = [f'-DNL_THREADS={nt}'] + (['-DNL_VERIFY_PARK'] if park else [])
-    if subprocess.run(['sh', os.path.join(HERE, 'compile.sh'), inc, root, os.path.join(HERE, check + '.c'), bc]
+    flags = [f'-DNL_THREADS={nt}'] + (['-DNL_VERIFY_PARK'] if park else []) + cflags
+    if subprocess.run(['sh', os.path.join(HERE, 'compile.sh'), inc, root, os.path.join(HERE, file + '.c'), bc]
                       + flags, capture_output=True).returncode:
         return 'does not compile'
     try:
-        r = subprocess.run([genmc, f'--{model}', BOUND.get(check, '--check-liveness'), '--input-from-bitcode-file', bc],
+        r = subprocess.run([genmc, f'--{model}'] + bound.split() + ['--input-from-bitcode-file', bc],
                            capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         return 'timeout'
-    return 'pass' if 'No errors were detected' in r.stdout + r.stderr else 'fail'
+    out = r.stdout + r.stderr
+    m = re.search(r'complete executions explored: (\d+)', out)
+    return 'pass' if 'No errors were detected' in out and m and int(m.group(1)) > 0 else 'fail'
 
 
 def main():
@@ -60,10 +90,14 @@ def main():
         sys.exit(__doc__)
     genmc = os.path.abspath(sys.argv[1])
     inc = os.path.join(os.path.dirname(os.path.dirname(genmc)), 'include', 'genmc')
-    files = sys.argv[2:] or list(FILES)
+    users = {}  # file -> the checks that compile it
+    for c in checks():
+        for f in sorted(sources(inc, c)):
+            users.setdefault(f, []).append(c)
+    files = sys.argv[2:] or sorted(f for f in users if ORDER.search(open(os.path.join(TOP, f)).read()))
     for f in files:
-        if f not in FILES:
-            sys.exit(f"audit: '{f}' is not a file the checks compile; valid: {', '.join(FILES)}")
+        if f not in users:
+            sys.exit(f"audit: '{f}' is not a file the checks compile; valid: {', '.join(sorted(users))}")
     work = tempfile.mkdtemp()
     try:
         for f in files:
@@ -77,19 +111,13 @@ def main():
                 weak = 'memory_order_relaxed' if m.group(0).startswith('memory') else '__ATOMIC_RELAXED'
                 open(os.path.join(root, f), 'w').write(text[:m.start()] + weak + text[m.end():])
                 verdict, inconclusive = 'not shown needed', False
-                for check in FILES[f]:
-                    for model in ('rc11', 'imm'):
-                        for nt in THREADS[check]:
-                            for park in (False, True):
-                                v = run(genmc, inc, root, check, model, nt, park, work)
-                                if v == 'timeout':
-                                    inconclusive = True
-                                elif v != 'pass':
-                                    verdict = f'needed ({check} {model} {nt}T{" park" if park else ""}: {v})'
-                                    break
-                            if verdict != 'not shown needed':
-                                break
-                        if verdict != 'not shown needed':
+                for check in users[f]:
+                    for model, nt, park in check[3]:
+                        v = run(genmc, inc, root, check, model, nt, park, work)
+                        if v == 'timeout':
+                            inconclusive = True
+                        elif v != 'pass':
+                            verdict = f'needed ({check[0]} {model} {nt}T{" park" if park else ""}: {v})'
                             break
                     if verdict != 'not shown needed':
                         break
