@@ -46,9 +46,10 @@ broken cna-link cna src/locks/cna.c \
     'atomic_store_explicit(&tail->next, me, memory_order_release);' \
     'atomic_store_explicit(&tail->next, me, memory_order_relaxed);' 3
 
-# the queue: a third thread queues behind the holder and the pending waiter
-# once the pending waiter's loop has run 4 times (fewer unrolled never
-# reach it); 3 threads RC11 spinning only (a minute each)
+# the queue: a third thread queues behind the holder and the pending waiter;
+# loops unrolled 4 (the tail nodes' set-up and the coin thread are loop-free
+# once compiled, so the bound is the waits'); 3 threads RC11 spinning only
+# (a minute each)
 check qspinlock -u 4 -3 rc11
 check qspinlock-cna:qspinlock -u 4 -3 rc11 -- -DNL_QS_CNA
 broken qspinlock-unlock qspinlock include/numalock/cna.h \

@@ -14,19 +14,13 @@
 #include "workers.h"
 
 static NL_LOCK_T the_lock;
-static int counter;
-static int owner = -1;
 
 static void *worker(void *arg)
 {
-    int tid = (int)(long)arg;
-    nl_verify_set_node(NL_NODE_OF(tid), NL_NODE_OF(tid));
+    int tid = verify_worker_start(arg);
     for (int r = 0; r < NL_ROUNDS; r++) {
         NL_ACQUIRE(&the_lock);
-        owner = tid;
-        counter++;
-        assert(owner == tid);
-        owner = -1;
+        verify_section(tid);
         NL_RELEASE(&the_lock);
     }
     return NULL;

@@ -24,25 +24,19 @@
 #endif
 
 static NL_DELEG_T the_lock;
-static int counter;
-static int owner = -1;
 static int ran[NL_THREADS][NL_ROUNDS]; /* written by whoever runs the request */
 
 static void *critical(void *arg)
 {
     int id = (int)(long)arg; /* tid * NL_ROUNDS + round */
-    owner = id;
-    counter++;
     ran[id / NL_ROUNDS][id % NL_ROUNDS]++;
-    assert(owner == id);
-    owner = -1;
+    verify_section(id);
     return (void *)(long)(id + 1000);
 }
 
 static void *worker(void *arg)
 {
-    int tid = (int)(long)arg;
-    nl_verify_set_node(NL_NODE_OF(tid), NL_NODE_OF(tid));
+    int tid = verify_worker_start(arg);
     for (int r = 0; r < NL_ROUNDS_OF(tid); r++) {
         long id = tid * NL_ROUNDS + r;
         void *res = NL_EXECUTE(&the_lock, critical, (void *)id);

@@ -25,20 +25,14 @@
 #endif
 
 static NL_RW_T the_lock;
-static int counter;
-static int owner = -1;
 
 static void *worker(void *arg)
 {
-    int tid = (int)(long)arg;
-    nl_verify_set_node(NL_NODE_OF(tid), NL_NODE_OF(tid));
+    int tid = verify_worker_start(arg);
     for (int r = 0; r < NL_ROUNDS; r++) {
         if (NL_WRITER(tid)) {
             NL_WRLOCK(&the_lock);
-            owner = tid;
-            counter++;
-            assert(owner == tid);
-            owner = -1;
+            verify_section(tid);
             NL_WRUNLOCK(&the_lock);
         } else {
             NL_RDLOCK(&the_lock);

@@ -32,10 +32,6 @@
 #include "locks/cst_mutex.c"
 #include "env.c"
 
-/* the wake-up batch (nl_cst_wake_batch): one parked waiter per release */
-int nl_cpus_online(void) { return 2; }
-int nl_topology_nodes(void) { return verify_topo.nnodes; }
-
 #ifndef CST_VERIFY_WARM
 #define CST_VERIFY_WARM 0
 #endif

@@ -44,6 +44,10 @@ static nl_topology_t verify_topo = { .nnodes = 2, .nlevels = 2, .ndomains = { 2,
 static nl_topology_t verify_topo = { .nnodes = 2, .nlevels = 1, .ndomains = { 2 } };
 #endif
 const nl_topology_t *nl_topology_current(void) { return &verify_topo; }
+int nl_topology_nodes(void) { return verify_topo.nnodes; }
+/* the machine's CPUs: as many as nodes (a wake-up batch, as CST's
+ * nl_cst_wake_batch sizes it, of one parked waiter) */
+int nl_cpus_online(void) { return 2; }
 
 nl_self_t *nl_self_create(void)
 {
@@ -85,7 +89,7 @@ void nl_wait_step_slow(nl_waiter_t *w) { (void)w; }
  * number, not a choice it explores. A draw here reads a coin of its own
  * (the thread's record id, its count of draws) that the coin thread sets
  * to 1: the read takes the coin's initial 0 or the 1, and GenMC explores
- * both. The client starts the coin thread (NL_VERIFY_COINS, client.h)
+ * both. The client starts the coin thread (NL_VERIFY_COINS, workers.h)
  * before its workers; a draw without it is an error. */
 #ifndef NL_VERIFY_DRAWS
 #define NL_VERIFY_DRAWS 4
@@ -100,14 +104,15 @@ uint64_t nl_verify_draw(void)
     return atomic_load_explicit(&verify_coins[nl_self()->id][verify_draws++], memory_order_relaxed);
 }
 
-/* the coins of the first `threads` records (main's among them if its init
- * made one) */
+/* every record's coins (main's among them if its init made one); the loop
+ * unrolled, so that a check whose loops are bounded (-u) keeps its bound
+ * for the waits it checks */
 static void *verify_coin_thread(void *arg)
 {
-    int threads = (int)(long)arg;
-    for (int t = 0; t < threads; t++)
-        for (int d = 0; d < NL_VERIFY_DRAWS; d++)
-            atomic_store_explicit(&verify_coins[t][d], 1, memory_order_relaxed);
+    (void)arg;
+#pragma GCC unroll 32
+    for (int c = 0; c < NL_VERIFY_MAX_THREADS * NL_VERIFY_DRAWS; c++)
+        atomic_store_explicit(&verify_coins[c / NL_VERIFY_DRAWS][c % NL_VERIFY_DRAWS], 1, memory_order_relaxed);
     return NULL;
 }
 

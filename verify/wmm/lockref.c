@@ -22,22 +22,16 @@
 #include "workers.h"
 
 static nl_lockref_t ref;
-static int side;              /* written under the lock only */
-static int owner = -1;
 static int used[NL_THREADS];  /* each thread's use of the object, before its last put */
 static int torn;              /* teardowns (under the lock) */
 
 static void *worker(void *arg)
 {
-    int tid = (int)(long)arg;
-    nl_verify_set_node(NL_NODE_OF(tid), NL_NODE_OF(tid));
+    int tid = verify_worker_start(arg);
     if (tid == 0)
         nl_lockref_get(&ref);
     take(&ref);
-    owner = tid;
-    side++;
-    assert(owner == tid);
-    owner = -1;
+    verify_section(tid);
     nl_lockref_unlock(&ref);
     if (tid == 0)
         assert(nl_lockref_put_or_lock(&ref) == 1); /* our own reference is still held */
@@ -58,7 +52,7 @@ int main(void)
 {
     nl_lockref_init(&ref, NL_THREADS);
     verify_run_workers(worker);
-    assert(torn == 1 && side == NL_THREADS);
+    assert(torn == 1 && counter == NL_THREADS);
     uint64_t w = atomic_load_explicit(&ref.lock_count, memory_order_relaxed);
     assert(count_of(w) == NL_LOCKREF_DEAD && lock_free(w));
     return 0;

@@ -1,9 +1,10 @@
 /*
  * What every client shares: its sizes (NL_THREADS threads, each NL_ROUNDS
- * rounds, thread tid on node NL_NODE_OF(tid)) and the run of its threads:
+ * rounds, thread tid on node NL_NODE_OF(tid)), the exclusive section and
+ * the run of its threads:
  * the workers, started together and waited for, and before them the coin
  * thread when the check's lock draws random numbers (NL_VERIFY_COINS:
- * env.c's coins of main's record and the workers').
+ * env.c's coins).
  */
 #include <assert.h>
 #include <pthread.h>
@@ -18,6 +19,29 @@
 #define NL_NODE_OF(tid) ((tid) % 2)
 #endif
 
+/* What the sections share, non-atomic: GenMC reports a data race on them
+ * when two sections are not ordered by happens-before. */
+static int counter;
+static int owner = -1;
+
+/* An exclusive section of `who`: its owner field written and read back (a
+ * section inside at the same time changes it) and the counter incremented. */
+static void verify_section(int who)
+{
+    owner = who;
+    counter++;
+    assert(owner == who);
+    owner = -1;
+}
+
+/* A worker's start: its index, and its node from now on. */
+static int verify_worker_start(void *arg)
+{
+    int tid = (int)(long)arg;
+    nl_verify_set_node(NL_NODE_OF(tid), NL_NODE_OF(tid));
+    return tid;
+}
+
 /* after the lock's init: worker((void *)tid) for every tid, then back */
 static void verify_run_workers(void *(*worker)(void *))
 {
@@ -26,7 +50,7 @@ static void verify_run_workers(void *(*worker)(void *))
 #ifdef NL_VERIFY_COINS
     pthread_t coins;
     verify_coins_on = 1;
-    pthread_create(&coins, NULL, verify_coin_thread, (void *)(long)(NL_THREADS + 1));
+    pthread_create(&coins, NULL, verify_coin_thread, NULL);
 #endif
     for (long i = 0; i < NL_THREADS; i++)
         pthread_create(&t[i], NULL, worker, (void *)i);
