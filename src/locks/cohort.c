@@ -51,7 +51,7 @@ CO_OP void cb_global_release(void *g, co_local_t *L)
 CO_OP bool cb_global_busy(const void *g) { return atomic_load_explicit((_Atomic uint32_t *)g, memory_order_relaxed); }
 
 static const co_global_t cb_global = {
-    cb_global_acquire, cb_global_try, cb_global_release, cb_global_busy, false,
+    cb_global_acquire, cb_global_try, cb_global_release, cb_global_busy, false, NULL, NULL,
 };
 
 static int cb_init(void *p, const nl_attr_t *attr)
@@ -99,7 +99,7 @@ CO_OP void ct_global_release(void *g, co_local_t *L)
 CO_OP bool ct_global_busy(const void *g) { return nl_ticket_busy(g); }
 
 static const co_global_t ct_global = {
-    ct_global_acquire, ct_global_try, ct_global_release, ct_global_busy, false,
+    ct_global_acquire, ct_global_try, ct_global_release, ct_global_busy, false, NULL, NULL,
 };
 
 static int ct_init(void *p, const nl_attr_t *attr)

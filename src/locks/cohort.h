@@ -44,6 +44,8 @@
 #define CO_ACQUIRE_GLOBAL 1u
 #define CO_PASSED(k) (((uint32_t)(k) << 2) | 2u)
 #define CO_IS_PASSED(v) (((v) & 2u) != 0)
+/* holder_numa of a holder that took the global lock alone */
+#define CO_ALONE UINT32_MAX
 /* the operations of an instance: inlined where the composition calls them */
 #define CO_OP static inline __attribute__((always_inline))
 
@@ -63,7 +65,7 @@ typedef struct co_local {
 typedef struct co {
     uint32_t nnodes;         /* local locks: one per node, or per leaf domain */
     uint32_t max_passes;
-    uint32_t holder_numa;    /* holder only: the local lock it holds */
+    uint32_t holder_numa;    /* holder only: the local lock it holds, or CO_ALONE */
     uint32_t pad_;
     co_local_t *local;
 } co_t;
@@ -78,6 +80,12 @@ typedef struct co_global {
     void (*release)(void *g, co_local_t *L);
     nl_busy_fn busy;
     bool by_leaf;
+    /* Optional (NULL: none): the top of the global lock taken alone, only
+     * when it is free, and given back. Held alone it is the whole lock: every
+     * holder holds it, and a pass below it keeps it held. Arrivals that find
+     * the lock free take one lock instead of one per level. */
+    bool (*try_alone)(void *g, void *lock); /* true: taken */
+    void (*release_alone)(void *g, void *lock);
 } co_global_t;
 
 /* The local lock; `lock` is the whole lock (the key of per-thread queue
@@ -148,9 +156,17 @@ CO_OP void co_held(co_t *c, co_local_t *L, uint32_t n, uint32_t passes)
 }
 
 /* Both locks if both are free (the local one first; it is given back when
- * the global one is taken): 0, else EBUSY. */
+ * the global one is taken), or the global lock alone where it can be held
+ * alone: 0, else EBUSY. */
 CO_OP int co_try(void *lock, void *g, co_t *c, const co_global_t *G, const co_local_ops_t *LO)
 {
+    if (G->try_alone) {
+        if (!G->try_alone(g, lock))
+            return EBUSY;
+        if (c->holder_numa != CO_ALONE)
+            c->holder_numa = CO_ALONE;
+        return 0;
+    }
     uint32_t n;
     co_local_t *L = co_mine(c, G, &n);
     if (!LO->try_acquire(lock, L))
@@ -203,6 +219,10 @@ CO_OP void co_acquire_slow(void *lock, void *g, co_t *c, const co_global_t *G,
 
 CO_OP void co_release(void *lock, void *g, co_t *c, const co_global_t *G, const co_local_ops_t *LO)
 {
+    if (G->try_alone && c->holder_numa == CO_ALONE) {
+        G->release_alone(g, lock);
+        return;
+    }
     co_local_t *L = &c->local[c->holder_numa];
     uint32_t k = L->passes + 1;
     /* a waiter of this node gets the global lock along, up to the bound */

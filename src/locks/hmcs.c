@@ -49,7 +49,7 @@ CO_OP bool hm_root_try(void *g, co_local_t *L) { return nl_mcsq_try(g, &L->gnode
 CO_OP void hm_root_release(void *g, co_local_t *L) { nl_mcsq_leave(g, &L->gnode, 1); }
 
 static const co_global_t hm_root = {
-    hm_root_acquire, hm_root_try, hm_root_release, nl_mcsq_busy, false,
+    hm_root_acquire, hm_root_try, hm_root_release, nl_mcsq_busy, false, NULL, NULL,
 };
 
 static int hm_init(void *p, const nl_attr_t *attr)
@@ -211,11 +211,50 @@ CO_OP bool hn_try_tkt(void *g, co_local_t *L) { return hn_climb_free(g, L, true)
 CO_OP void hn_release_tkt(void *g, co_local_t *L) { hn_descend(g, L, true); }
 CO_OP bool hn_busy_tkt(const void *g) { return nl_ticket_busy(&((const nl_hmcs_t *)g)->root_ticket); }
 
+/* The root alone, when it is free (AHMCS's fast path: Chabbi &
+ * Mellor-Crummey, "Contention-conscious, locality-preserving locks", PPoPP
+ * 2016): an arrival that finds the whole lock free takes the root and no
+ * domain lock, one atomic step instead of one per level. An MCS root's queue
+ * node is then the thread's own (its pool's, keyed by the lock: the thread
+ * holds no finest-level lock meanwhile). */
+CO_OP bool hn_alone_mcs(void *g, void *lock)
+{
+    nl_mcs_node_t *q = nl_qnode_get(lock);
+    if (nl_mcsq_try(&((nl_hmcs_t *)g)->root, q) == 0)
+        return true;
+    nl_qnode_put(q);
+    return false;
+}
+CO_OP void hn_unalone_mcs(void *g, void *lock)
+{
+    nl_mcs_node_t *q = nl_qnode_find(lock);
+    nl_mcsq_leave(&((nl_hmcs_t *)g)->root, q, 1);
+    nl_qnode_put(q);
+}
+CO_OP bool hn_alone_tkt(void *g, void *lock)
+{
+    (void)lock;
+    return nl_ticket_take_free(&((nl_hmcs_t *)g)->root_ticket);
+}
+CO_OP void hn_unalone_tkt(void *g, void *lock)
+{
+    (void)lock;
+    nl_ticket_release(&((nl_hmcs_t *)g)->root_ticket);
+}
+
+/* 0: every acquisition climbs the tree (verify/wmm/hmcs_n.c checks the
+ * tree's passes so, and the root alone beside them with it 1) */
+#ifndef NL_HN_ALONE
+#define NL_HN_ALONE 1
+#endif
+
 static const co_global_t hn_tree_mcs = {
     hn_acquire_mcs, hn_try_mcs, hn_release_mcs, hn_busy_mcs, true,
+    NL_HN_ALONE ? hn_alone_mcs : NULL, NL_HN_ALONE ? hn_unalone_mcs : NULL,
 };
 static const co_global_t hn_tree_tkt = {
     hn_acquire_tkt, hn_try_tkt, hn_release_tkt, hn_busy_tkt, true,
+    NL_HN_ALONE ? hn_alone_tkt : NULL, NL_HN_ALONE ? hn_unalone_tkt : NULL,
 };
 
 static void hn_free(nl_hmcs_t *l)

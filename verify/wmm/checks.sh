@@ -182,11 +182,19 @@ broken shfl-unlock shfl src/locks/shfl.c \
     'atomic_fetch_and_explicit(&l->val, ~SH_LOCK_MASK, memory_order_relaxed);' -u 2
 # hmcs-n and c-tkt-n on a 2-level topology (NL_VERIFY_LEVELS in env.c), 2
 # threads: on the two nodes (they meet at the domain lock above them) and
-# on one node (-node: they meet at its lock). 3 threads take over 5 min
-check hmcs-n:hmcs_n 2
-check hmcs-n-node:hmcs_n 2 -- -DNL_ONE_NODE
-check c-tkt-n:hmcs_n 2 -- -DNL_TKT_N
-check c-tkt-n-node:hmcs_n 2 -- -DNL_TKT_N -DNL_ONE_NODE
+# on one node (-node: they meet at its lock), every acquisition climbing the
+# tree (NL_HN_ALONE=0); then as built (-alone: the root taken alone when
+# free; hmcs_n.c gives thread 0 a second round, so that a thread that took
+# the root alone meets one that climbs, and the climbers still meet and
+# pass below the root). 3 threads, or 2 rounds each, take minutes
+check hmcs-n:hmcs_n 2 -- -DNL_HN_ALONE=0
+check hmcs-n-node:hmcs_n 2 -- -DNL_HN_ALONE=0 -DNL_ONE_NODE
+check c-tkt-n:hmcs_n 2 -- -DNL_HN_ALONE=0 -DNL_TKT_N
+check c-tkt-n-node:hmcs_n 2 -- -DNL_HN_ALONE=0 -DNL_TKT_N -DNL_ONE_NODE
+check hmcs-n-alone:hmcs_n 2
+check hmcs-n-node-alone:hmcs_n 2 -- -DNL_ONE_NODE
+check c-tkt-n-alone:hmcs_n 2 -- -DNL_TKT_N
+check c-tkt-n-node-alone:hmcs_n 2 -- -DNL_TKT_N -DNL_ONE_NODE
 broken hmcs-n-link hmcs_n src/locks/mcs_queue.h \
     'atomic_store_explicit(&pred->next, me, memory_order_release)' \
     'atomic_store_explicit(&pred->next, me, memory_order_relaxed)'

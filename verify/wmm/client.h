@@ -1,6 +1,6 @@
 /*
  * The client every check runs: NL_THREADS threads each take the lock
- * NL_ROUNDS times; inside, a non-atomic counter is incremented and an owner
+ * NL_ROUNDS times (thread tid NL_ROUNDS_OF(tid) times); inside, a non-atomic counter is incremented and an owner
  * field written and read back. GenMC reports a data race on either when two
  * critical sections are not ordered by happens-before (mutual exclusion or
  * a missing release/acquire), an assertion when the owner changed under a
@@ -18,7 +18,7 @@ static NL_LOCK_T the_lock;
 static void *worker(void *arg)
 {
     int tid = verify_worker_start(arg);
-    for (int r = 0; r < NL_ROUNDS; r++) {
+    for (int r = 0; r < NL_ROUNDS_OF(tid); r++) {
         NL_ACQUIRE(&the_lock);
         verify_section(tid);
         NL_RELEASE(&the_lock);
@@ -30,6 +30,9 @@ int main(void)
 {
     NL_INIT(&the_lock);
     verify_run_workers(worker);
-    assert(counter == NL_THREADS * NL_ROUNDS);
+    int rounds = 0;
+    for (int tid = 0; tid < NL_THREADS; tid++)
+        rounds += NL_ROUNDS_OF(tid);
+    assert(counter == rounds);
     return 0;
 }

@@ -19,9 +19,6 @@
  * index, is in scope in them.
  */
 #include "workers.h"
-#ifndef NL_ROUNDS_OF
-#define NL_ROUNDS_OF(tid) NL_ROUNDS
-#endif
 
 static NL_DELEG_T the_lock;
 static int ran[NL_THREADS][NL_ROUNDS]; /* written by whoever runs the request */

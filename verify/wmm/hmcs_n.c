@@ -9,6 +9,12 @@
  * third meets them above. Passes are bounded to 2 at every level, so both
  * the pass and the release are explored. */
 #define NL_VERIFY_LEVELS 2
+/* with the root taken alone (NL_HN_ALONE, as built): thread 0 comes twice,
+ * so that whichever thread took the root alone meets one that climbs, and
+ * two climbers meet below the root */
+#if !defined(NL_HN_ALONE) || NL_HN_ALONE
+#define NL_ROUNDS_OF(tid) ((tid) == 0 ? 2 : 1)
+#endif
 #ifdef NL_ONE_NODE
 #define NL_NODE_OF(tid) 0
 #endif

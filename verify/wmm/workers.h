@@ -1,6 +1,6 @@
 /*
  * What every client shares: its sizes (NL_THREADS threads, each NL_ROUNDS
- * rounds, thread tid on node NL_NODE_OF(tid)), the exclusive section and
+ * rounds or NL_ROUNDS_OF(tid), thread tid on node NL_NODE_OF(tid)), the exclusive section and
  * the run of its threads:
  * the workers, started together and waited for, and before them the coin
  * thread when the check's lock draws random numbers (NL_VERIFY_COINS:
@@ -14,6 +14,10 @@
 #endif
 #ifndef NL_ROUNDS
 #define NL_ROUNDS 1
+#endif
+/* rounds of thread tid */
+#ifndef NL_ROUNDS_OF
+#define NL_ROUNDS_OF(tid) NL_ROUNDS
 #endif
 #ifndef NL_NODE_OF
 #define NL_NODE_OF(tid) ((tid) % 2)
