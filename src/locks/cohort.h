@@ -7,7 +7,8 @@
  * operations over the basic locks (the MCS queue of mcs_queue.h, the ticket
  * lock of ticket.h, a backoff test-and-set).
  *
- * A lock is held by holding its node's local lock and the global lock. The
+ * A lock is held by holding its node's local lock and the global lock, or,
+ * where the instance allows it (try_alone), the global lock alone. The
  * first of a cohort acquires the global lock; a holder whose local lock has a
  * waiter (cohort detection: the local lock can tell) passes the local lock
  * with the global lock still held, at most `max_passes` times in a row, then
