@@ -174,7 +174,6 @@ static void test_fifo(void)
     force_load(1000); /* overloaded: arrivals at the held lock wait at the gate */
     atomic_store(&fifo_n, 0);
     nl_mcs_acquire(&mcs);
-    void *mine = atomic_load(&mcs.tail);
     /* the order is FIFO within a node's queue (across nodes the gate keeps
      * one node preferred for a while): all three run on one CPU, so on one
      * node also on a machine with several */
@@ -192,11 +191,15 @@ static void test_fifo(void)
     pthread_t t[3];
     for (int i = 0; i < 3; i++) {
         uint32_t before = atomic_load(&nl_gate_waiters);
+        void *last = atomic_load(&mcs.tail);
         pthread_create(&t[i], &one_cpu, fifo_acquirer, (void *)(intptr_t)i);
         /* the next one arrives once this one waits at the gate (or, past
-         * its turns, in the lock's queue) */
-        while (atomic_load(&nl_gate_waiters) == before && atomic_load(&mcs.tail) == mine)
+         * its turns, in the lock's queue: the tail moves from the last
+         * arrival's node, not from ours, once the first went there), and
+         * has had the time to take its ticket, which follows its count */
+        while (atomic_load(&nl_gate_waiters) == before && atomic_load(&mcs.tail) == last)
             sleep_ms(1);
+        sleep_ms(2);
     }
     nl_mcs_release(&mcs);
     for (int i = 0; i < 3; i++)

@@ -23,8 +23,8 @@
  *  - only the head of the preferred FIFO enters the lock while the overload
  *    lasts. It enters at the first look that finds the lock free (busy()
  *    false), and once its turn (NL_GATE_TURN_NS) is over it looks every
- *    NL_GATE_NAP_MIN_NS; after NL_GATE_FORCE turns it queues on the lock
- *    however taken. The thread that kept the lock meanwhile finds it taken
+ *    NL_GATE_NAP_MIN_NS; after NL_GATE_FORCE turns (and one nap at least)
+ *    it queues on the lock however taken. The thread that kept the lock meanwhile finds it taken
  *    at its next acquisition and waits at the gate, behind the others;
  *  - the preference moves to another FIFO's head when the preferred FIFO is
  *    empty or has been preferred for NL_GATE_STAY_NS, so every node's
@@ -135,6 +135,7 @@ void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
      * moves to us when the preferred FIFO is empty or has had it for
      * NL_GATE_STAY_NS. */
     uint64_t start = nl_clock_ns(), nap = NL_GATE_NAP_MIN_NS;
+    bool napped = false; /* a head preempted past its turns still naps once */
     for (;;) {
         if (!nl_overloaded())
             break;
@@ -153,9 +154,10 @@ void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
             nl_futex_wait_ns(&b->nap, k, NL_GATE_IDLE_NAP_NS);
             continue;
         }
-        if ((busy && !busy(lock)) || now - start >= NL_GATE_FORCE * NL_GATE_TURN_NS)
+        if ((busy && !busy(lock)) || (napped && now - start >= NL_GATE_FORCE * NL_GATE_TURN_NS))
             break;
         wc->gate_parks++;
+        napped = true;
         nl_futex_wait_ns(&b->nap, k, nap);
         /* past our turn, look often: the holder's next release lets us in */
         nap = now - start >= NL_GATE_TURN_NS ? NL_GATE_NAP_MIN_NS
