@@ -276,14 +276,17 @@ CO_OP uint32_t co_mcs_acquire(void *lock, co_local_t *L, nl_waiter_t *w)
 {
     return nl_mcsq_join(&L->tail, nl_qnode_get(lock), w);
 }
-CO_OP bool co_mcs_try(void *lock, co_local_t *L)
+/* The MCS queue `tail` if it is free, with the thread's queue node for
+ * `lock` (given back to the pool when the queue is taken). */
+CO_OP bool co_mcs_take_free(void *lock, nl_mcsq_tail_t *tail)
 {
     nl_mcs_node_t *q = nl_qnode_get(lock);
-    if (nl_mcsq_try(&L->tail, q) == 0)
+    if (nl_mcsq_try(tail, q) == 0)
         return true;
     nl_qnode_put(q);
     return false;
 }
+CO_OP bool co_mcs_try(void *lock, co_local_t *L) { return co_mcs_take_free(lock, &L->tail); }
 CO_OP void co_mcs_release(void *lock, co_local_t *L, uint32_t pass, const co_global_t *G, void *g)
 {
     nl_mcs_node_t *q = nl_qnode_find(lock);

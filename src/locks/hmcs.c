@@ -217,14 +217,7 @@ CO_OP bool hn_busy_tkt(const void *g) { return nl_ticket_busy(&((const nl_hmcs_t
  * domain lock, one atomic step instead of one per level. An MCS root's queue
  * node is then the thread's own (its pool's, keyed by the lock: the thread
  * holds no finest-level lock meanwhile). */
-CO_OP bool hn_alone_mcs(void *g, void *lock)
-{
-    nl_mcs_node_t *q = nl_qnode_get(lock);
-    if (nl_mcsq_try(&((nl_hmcs_t *)g)->root, q) == 0)
-        return true;
-    nl_qnode_put(q);
-    return false;
-}
+CO_OP bool hn_alone_mcs(void *g, void *lock) { return co_mcs_take_free(lock, &((nl_hmcs_t *)g)->root); }
 CO_OP void hn_unalone_mcs(void *g, void *lock)
 {
     nl_mcs_node_t *q = nl_qnode_find(lock);
