@@ -30,9 +30,6 @@ int main(void)
 {
     NL_INIT(&the_lock);
     verify_run_workers(worker);
-    int rounds = 0;
-    for (int tid = 0; tid < NL_THREADS; tid++)
-        rounds += NL_ROUNDS_OF(tid);
-    assert(counter == rounds);
+    assert(counter == verify_rounds());
     return 0;
 }

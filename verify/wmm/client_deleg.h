@@ -45,11 +45,8 @@ static void *worker(void *arg)
 
 int main(void)
 {
-    int requests = 0;
     NL_DELEG_INIT(&the_lock);
     verify_run_workers(worker);
-    for (int tid = 0; tid < NL_THREADS; tid++)
-        requests += NL_ROUNDS_OF(tid);
-    assert(counter == requests);
+    assert(counter == verify_rounds());
     return 0;
 }

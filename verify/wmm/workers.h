@@ -46,6 +46,15 @@ static int verify_worker_start(void *arg)
     return tid;
 }
 
+/* the rounds of all threads together */
+static int verify_rounds(void)
+{
+    int rounds = 0;
+    for (int tid = 0; tid < NL_THREADS; tid++)
+        rounds += NL_ROUNDS_OF(tid);
+    return rounds;
+}
+
 /* after the lock's init: worker((void *)tid) for every tid, then back */
 static void verify_run_workers(void *(*worker)(void *))
 {
