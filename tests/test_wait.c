@@ -5,7 +5,7 @@
  * the acquisition path, for every registered lock. No test asserts on time:
  * a broken wake-up hangs, and the watchdog (alarm) fails the test.
  *
- *   test_wait [nudge|gate|fifo|fork|budget|level|stats|all]   exit 0 = pass
+ *   test_wait [nudge|gate|fifo|fork|budget|level|stats|elsewhere|all]   exit 0 = pass
  *   test_wait --broken-nudge                must fail: a nudge that turns the
  *                                           word back to WAITING without a
  *                                           futex wake leaves the waiter asleep
@@ -28,6 +28,8 @@
 #define NL_TEST_WAIT
 #include "nl_test_internal.h"
 #include "numalock/spinlocks.h"
+#include "numalock/shfl.h"
+#include "numalock/topology.h"
 
 static int failures, checks;
 #define CHECK(cond, ...) do { checks++; if (!(cond)) { failures++; \
@@ -211,6 +213,78 @@ static void test_fifo(void)
               atomic_load(&fifo_order[i]), i);
     CHECK(atomic_load(&nl_gate_waiters) == 0, "%u passive waiters left behind",
           atomic_load(&nl_gate_waiters));
+}
+
+/* ---- elsewhere: while the gate prefers another node whose threads wait
+ * there, an arrival from this node waits passively even at a lock that is
+ * only held (shfl: saturated only once somebody queued); an arrival from the
+ * preferred node queues in the lock ----------------------------------------- */
+static nl_shfl_t shl;
+static _Atomic int b_holds, b_may_go;
+static _Atomic uint64_t else_gate_waits[4];
+
+static bool shl_queued(void) { return (atomic_load(&shl.val) & 0xffff0000u) != 0; }
+
+static void *else_acquirer(void *p)
+{
+    int who = (int)(intptr_t)p; /* 0: B, 1: C, 2: D, 3: E */
+    static const int node_of[4] = { 0, 1, 0, 1 };
+    nl_thread_set_node(node_of[who]);
+    uint64_t before = nl_test_self_gate_waits();
+    nl_shfl_lock(&shl);
+    atomic_store(&else_gate_waits[who], nl_test_self_gate_waits() - before);
+    if (who == 0) {
+        atomic_store(&b_holds, 1);
+        while (!atomic_load(&b_may_go))
+            sleep_ms(1);
+    }
+    nl_shfl_unlock(&shl);
+    return NULL;
+}
+
+static void test_elsewhere(void)
+{
+    char err[128];
+    CHECK(nl_topology_set("virtual:2", err, sizeof err) == 0, "virtual:2: %s", err);
+    CHECK(nl_wait_set_policy("adaptive", err, sizeof err) == 0, "adaptive: %s", err);
+    force_load(1000);
+    atomic_store(&b_holds, 0);
+    atomic_store(&b_may_go, 0);
+    nl_thread_set_node(0);
+    nl_shfl_lock(&shl);
+    pthread_t t[4];
+    /* B (node 0) finds the lock only held, nobody passive: it queues */
+    pthread_create(&t[0], NULL, else_acquirer, (void *)(intptr_t)0);
+    while (!shl_queued())
+        sleep_ms(1);
+    /* C (node 1) finds it saturated: passive, its FIFO preferred once it heads it */
+    pthread_create(&t[1], NULL, else_acquirer, (void *)(intptr_t)1);
+    while (!nl_gate_elsewhere_slow(&shl, 0))
+        sleep_ms(1);
+    /* B takes the lock from us: held, nobody queued, C still passive */
+    nl_shfl_unlock(&shl);
+    while (!atomic_load(&b_holds))
+        sleep_ms(1);
+    CHECK(!shl_queued(), "somebody queued behind B");
+    /* D (node 0): the lock is only held, but node 1 is preferred and waits */
+    uint32_t before = atomic_load(&nl_gate_waiters);
+    pthread_create(&t[2], NULL, else_acquirer, (void *)(intptr_t)2);
+    while (atomic_load(&nl_gate_waiters) == before && !shl_queued())
+        sleep_ms(1);
+    /* E (node 1, the preferred node): queues in the lock */
+    pthread_create(&t[3], NULL, else_acquirer, (void *)(intptr_t)3);
+    while (!shl_queued())
+        sleep_ms(1);
+    atomic_store(&b_may_go, 1);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    CHECK(atomic_load(&else_gate_waits[2]) >= 1,
+          "an arrival from the node not preferred queued in the lock (no passive wait)");
+    CHECK(atomic_load(&else_gate_waits[3]) == 0, "an arrival from the preferred node waited passively (%llu)",
+          (unsigned long long)atomic_load(&else_gate_waits[3]));
+    CHECK(atomic_load(&nl_gate_waiters) == 0, "%u passive waiters left behind",
+          atomic_load(&nl_gate_waiters));
+    nl_thread_set_node(-1);
 }
 
 /* ---- fork: a child does not inherit the parent's passive waiters ----------- */
@@ -477,6 +551,8 @@ int main(int argc, char **argv)
             test_level();
         if (all || !strcmp(what, "stats"))
             test_stats();
+        if (all || !strcmp(what, "elsewhere"))
+            test_elsewhere();
     }
     printf("test_wait %s: %d checks, %d failures\n", what, checks, failures);
     return failures ? 1 : 0;

@@ -91,6 +91,13 @@ bool nl_gate_behind_slow(const void *lock)
            atomic_load_explicit(&bucket_of(lock)->entrant, memory_order_relaxed) != nl_self()->id;
 }
 
+bool nl_gate_elsewhere_slow(const void *lock, int node)
+{
+    gate_bucket_t *b = bucket_of(lock);
+    uint32_t p = atomic_load_explicit(&b->pref, memory_order_relaxed) % NL_GATE_QUEUES;
+    return p != (uint32_t)node % NL_GATE_QUEUES && !fifo_empty(&b->q[p]);
+}
+
 /* Move the preference from FIFO `from` to `to` (one mover wins); the heads
  * napping on the bucket look again. */
 static void prefer(gate_bucket_t *b, uint32_t from, uint32_t to, uint64_t now)

@@ -175,6 +175,16 @@ static inline bool nl_gate_behind(const void *lock)
     return NL_UNLIKELY(atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed) != 0) &&
            nl_gate_behind_slow(lock);
 }
+NL_HIDDEN bool nl_gate_elsewhere_slow(const void *lock, int node);
+/* The gate prefers another node's FIFO and some of its threads wait there:
+ * an arrival from `node` would take the lock from them (GCR-NUMA keeps the
+ * threads of the nodes not preferred passive). One load while nobody in the
+ * process waits passively. */
+static inline bool nl_gate_elsewhere(const void *lock, int node)
+{
+    return NL_UNLIKELY(atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed) != 0) &&
+           nl_gate_elsewhere_slow(lock, node);
+}
 NL_HIDDEN void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy);
 NL_HIDDEN void nl_gate_leave(nl_waiter_t *w);
 NL_HIDDEN void nl_gate_forget(void);
@@ -226,10 +236,11 @@ static inline void nl_wait_uncount(nl_waiter_t *w)
 /* The lock's fast path failed: count a contended acquisition and, while
  * overloaded, wait at the gate if the lock is saturated (`saturated`: a
  * waiter is in line already, or the lock serves arrivals strictly in
- * order, so that one arrival that loses its CPU stalls it). An arrival
- * at a lock that is only held does not wait there even while others do:
- * with short critical sections and long work between them, threads that
- * could run would sleep (docs/ALGORITHMS.md, Waiting). `busy` tells
+ * order, so that one arrival that loses its CPU stalls it), or if the
+ * gate prefers another node whose threads wait there. Otherwise an
+ * arrival at a lock that is only held does not wait there even while
+ * others do: with short critical sections and long work between them,
+ * threads that could run would sleep (docs/ALGORITHMS.md, Waiting). `busy` tells
  * the passive waiter when the lock is free; a lock without one (NULL: any
  * running thread may take it) never waits at the gate. True when the
  * thread waited at the gate (its view of the lock word is stale). */
@@ -238,7 +249,8 @@ static inline bool nl_wait_begin(nl_waiter_t *w, const void *lock, nl_busy_fn bu
     nl_waiter_init(w);
     w->self->wc.slow++;
     bool gated = false;
-    if (busy && saturated && nl_wait_policy.kind == NL_WAIT_ADAPTIVE && nl_overloaded()) {
+    if (busy && nl_wait_policy.kind == NL_WAIT_ADAPTIVE &&
+        (saturated || nl_gate_elsewhere(lock, nl_self_node(w->self))) && nl_overloaded()) {
         nl_gate_wait(w, lock, busy);
         gated = true;
     }

@@ -160,6 +160,7 @@ void nl_futex_wake(void *addr, int n)
 void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy) { (void)w, (void)lock, (void)busy; __VERIFIER_assume(0); }
 void nl_gate_leave(nl_waiter_t *w) { (void)w; }
 bool nl_gate_behind_slow(const void *lock) { (void)lock; return false; }
+bool nl_gate_elsewhere_slow(const void *lock, int node) { (void)lock, (void)node; return false; }
 void nl_load_sample(void) {}
 
 #include "wait/grant.c"
