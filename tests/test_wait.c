@@ -222,24 +222,62 @@ static void test_fifo(void)
 static nl_shfl_t shl;
 static _Atomic int b_holds, b_may_go;
 static _Atomic uint64_t else_gate_waits[4];
+static _Atomic int else_valid[4];
 
 static bool shl_queued(void) { return (atomic_load(&shl.val) & 0xffff0000u) != 0; }
+static uint32_t shl_passive(void) { return atomic_load(&nl_gate_passive[nl_gate_bucket(&shl)]); }
 
 static void *else_acquirer(void *p)
 {
     int who = (int)(intptr_t)p; /* 0: B, 1: C, 2: D, 3: E */
     static const int node_of[4] = { 0, 1, 0, 1 };
     nl_thread_set_node(node_of[who]);
+    /* the state D and E must meet: the lock only held, C (and then D)
+     * passive (a stalled machine may still let C's turns run out) */
+    if (who >= 2)
+        atomic_store(&else_valid[who], !shl_queued() && shl_passive() == (uint32_t)(who - 1));
     uint64_t before = nl_test_self_gate_waits();
     nl_shfl_lock(&shl);
     atomic_store(&else_gate_waits[who], nl_test_self_gate_waits() - before);
     if (who == 0) {
         atomic_store(&b_holds, 1);
         while (!atomic_load(&b_may_go))
-            sleep_ms(1);
+            sched_yield();
     }
     nl_shfl_unlock(&shl);
     return NULL;
+}
+
+/* One try; else_valid[] says whether D and E met the state above. */
+static void elsewhere_once(void)
+{
+    atomic_store(&b_holds, 0);
+    atomic_store(&b_may_go, 0);
+    nl_shfl_lock(&shl);
+    pthread_t t[4];
+    /* B (node 0) finds the lock only held, nobody passive: it queues */
+    pthread_create(&t[0], NULL, else_acquirer, (void *)(intptr_t)0);
+    while (!shl_queued())
+        sched_yield();
+    /* C (node 1) finds it saturated: passive, its FIFO preferred once it heads it */
+    pthread_create(&t[1], NULL, else_acquirer, (void *)(intptr_t)1);
+    while (!nl_gate_elsewhere_slow(&shl, 0))
+        sched_yield();
+    /* B takes the lock from us: held, nobody queued, C passive */
+    nl_shfl_unlock(&shl);
+    while (!atomic_load(&b_holds))
+        sched_yield();
+    /* D (node 0): the lock is only held, but node 1 is preferred and waits */
+    pthread_create(&t[2], NULL, else_acquirer, (void *)(intptr_t)2);
+    while (shl_passive() < 2 && !shl_queued())
+        sched_yield();
+    /* E (node 1, the preferred node): queues in the lock */
+    pthread_create(&t[3], NULL, else_acquirer, (void *)(intptr_t)3);
+    while (!shl_queued() && shl_passive() < 3)
+        sched_yield();
+    atomic_store(&b_may_go, 1);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
 }
 
 static void test_elsewhere(void)
@@ -248,42 +286,32 @@ static void test_elsewhere(void)
     CHECK(nl_topology_set("virtual:2", err, sizeof err) == 0, "virtual:2: %s", err);
     CHECK(nl_wait_set_policy("adaptive", err, sizeof err) == 0, "adaptive: %s", err);
     force_load(1000);
-    atomic_store(&b_holds, 0);
-    atomic_store(&b_may_go, 0);
     nl_thread_set_node(0);
-    nl_shfl_lock(&shl);
-    pthread_t t[4];
-    /* B (node 0) finds the lock only held, nobody passive: it queues */
-    pthread_create(&t[0], NULL, else_acquirer, (void *)(intptr_t)0);
-    while (!shl_queued())
-        sleep_ms(1);
-    /* C (node 1) finds it saturated: passive, its FIFO preferred once it heads it */
-    pthread_create(&t[1], NULL, else_acquirer, (void *)(intptr_t)1);
-    while (!nl_gate_elsewhere_slow(&shl, 0))
-        sleep_ms(1);
-    /* B takes the lock from us: held, nobody queued, C still passive */
-    nl_shfl_unlock(&shl);
-    while (!atomic_load(&b_holds))
-        sleep_ms(1);
-    CHECK(!shl_queued(), "somebody queued behind B");
-    /* D (node 0): the lock is only held, but node 1 is preferred and waits */
-    uint32_t before = atomic_load(&nl_gate_waiters);
-    pthread_create(&t[2], NULL, else_acquirer, (void *)(intptr_t)2);
-    while (atomic_load(&nl_gate_waiters) == before && !shl_queued())
-        sleep_ms(1);
-    /* E (node 1, the preferred node): queues in the lock */
-    pthread_create(&t[3], NULL, else_acquirer, (void *)(intptr_t)3);
-    while (!shl_queued())
-        sleep_ms(1);
-    atomic_store(&b_may_go, 1);
-    for (int i = 0; i < 4; i++)
-        pthread_join(t[i], NULL);
-    CHECK(atomic_load(&else_gate_waits[2]) >= 1,
-          "an arrival from the node not preferred queued in the lock (no passive wait)");
-    CHECK(atomic_load(&else_gate_waits[3]) == 0, "an arrival from the preferred node waited passively (%llu)",
-          (unsigned long long)atomic_load(&else_gate_waits[3]));
+    /* C stays at the gate while B holds the lock for as long as the test
+     * takes on a loaded machine (its turns otherwise end after 4 ms) */
+    uint32_t force = nl_gate_force_turns;
+    nl_gate_force_turns = 10000;
+    /* D's check counts once D met its state, E's once E met its own
+     * behind a D that waited passively */
+    bool decided = false;
+    for (int tries = 0; tries < 20 && !decided; tries++) {
+        elsewhere_once();
+        if (!atomic_load(&else_valid[2]))
+            continue;
+        if (atomic_load(&else_gate_waits[2]) == 0) {
+            CHECK(0, "an arrival from the node not preferred queued in the lock (no passive wait)");
+            decided = true;
+        } else if (atomic_load(&else_valid[3])) {
+            CHECK(atomic_load(&else_gate_waits[3]) == 0,
+                  "an arrival from the preferred node waited passively (%llu)",
+                  (unsigned long long)atomic_load(&else_gate_waits[3]));
+            decided = true;
+        }
+    }
+    CHECK(decided, "in 20 tries the preferred head left the gate before the arrivals came");
     CHECK(atomic_load(&nl_gate_waiters) == 0, "%u passive waiters left behind",
           atomic_load(&nl_gate_waiters));
+    nl_gate_force_turns = force;
     nl_thread_set_node(-1);
 }
 
@@ -294,6 +322,11 @@ static void test_fork(void)
     CHECK(nl_wait_set_policy("adaptive", err, sizeof err) == 0, "adaptive: %s", err);
     force_load(1000);
     atomic_store(&entered, 0);
+    /* the passive waiter stays at the gate until we release the lock: past
+     * its turns it would queue on the lock, and a child that forked while
+     * it was linking in would wait for a link that never comes */
+    uint32_t force = nl_gate_force_turns;
+    nl_gate_force_turns = 10000;
     nl_mcs_acquire(&mcs);
     pthread_t t;
     pthread_create(&t, NULL, gate_acquirer, NULL);
@@ -312,6 +345,7 @@ static void test_fork(void)
           "the child saw the parent's passive waiter at the gate (status %d)", st);
     nl_mcs_release(&mcs);
     pthread_join(t, NULL);
+    nl_gate_force_turns = force;
     CHECK(atomic_load(&entered), "the passive waiter never got in");
     force_load(0);
 }

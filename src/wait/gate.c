@@ -53,6 +53,9 @@
  * however taken (a lock that is never seen free). */
 #define NL_GATE_TURN_NS 1000000ull      /* 1 ms */
 #define NL_GATE_FORCE 4u
+/* NL_GATE_FORCE, as a variable: a test that needs a head to stay at the
+ * gate while a lock is held for a while raises it (tests/test_wait.c). */
+uint32_t nl_gate_force_turns = NL_GATE_FORCE;
 /* How long one node's FIFO is preferred while another node's waits: many
  * turns, so that most hand-overs stay on a node (GCR-NUMA). */
 #define NL_GATE_STAY_NS 100000000ull    /* 100 ms */
@@ -161,7 +164,7 @@ void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
             nl_futex_wait_ns(&b->nap, k, NL_GATE_IDLE_NAP_NS);
             continue;
         }
-        if ((busy && !busy(lock)) || (napped && now - start >= NL_GATE_FORCE * NL_GATE_TURN_NS))
+        if ((busy && !busy(lock)) || (napped && now - start >= nl_gate_force_turns * NL_GATE_TURN_NS))
             break;
         wc->gate_parks++;
         napped = true;

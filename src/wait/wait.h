@@ -185,6 +185,7 @@ static inline bool nl_gate_elsewhere(const void *lock, int node)
     return NL_UNLIKELY(atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed) != 0) &&
            nl_gate_elsewhere_slow(lock, node);
 }
+NL_HIDDEN extern uint32_t nl_gate_force_turns; /* the preferred head's turns before it queues however taken */
 NL_HIDDEN void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy);
 NL_HIDDEN void nl_gate_leave(nl_waiter_t *w);
 NL_HIDDEN void nl_gate_forget(void);
