@@ -287,10 +287,13 @@ static void test_elsewhere(void)
     CHECK(nl_wait_set_policy("adaptive", err, sizeof err) == 0, "adaptive: %s", err);
     force_load(1000);
     nl_thread_set_node(0);
-    /* C stays at the gate while B holds the lock for as long as the test
-     * takes on a loaded machine (its turns otherwise end after 4 ms) */
+    /* C stays at the gate, and node 1 preferred, while B holds the lock for
+     * as long as the test takes on a loaded or emulated machine (C's turns
+     * otherwise end after 4 ms, the preference after 100 ms) */
     uint32_t force = nl_gate_force_turns;
+    uint64_t stay = nl_gate_stay_ns;
     nl_gate_force_turns = 10000;
+    nl_gate_stay_ns = 60000000000ull;
     /* D's check counts once D met its state, E's once E met its own
      * behind a D that waited passively */
     bool decided = false;
@@ -312,6 +315,7 @@ static void test_elsewhere(void)
     CHECK(atomic_load(&nl_gate_waiters) == 0, "%u passive waiters left behind",
           atomic_load(&nl_gate_waiters));
     nl_gate_force_turns = force;
+    nl_gate_stay_ns = stay;
     nl_thread_set_node(-1);
 }
 

@@ -53,12 +53,14 @@
  * however taken (a lock that is never seen free). */
 #define NL_GATE_TURN_NS 1000000ull      /* 1 ms */
 #define NL_GATE_FORCE 4u
-/* NL_GATE_FORCE, as a variable: a test that needs a head to stay at the
- * gate while a lock is held for a while raises it (tests/test_wait.c). */
-uint32_t nl_gate_force_turns = NL_GATE_FORCE;
 /* How long one node's FIFO is preferred while another node's waits: many
  * turns, so that most hand-overs stay on a node (GCR-NUMA). */
 #define NL_GATE_STAY_NS 100000000ull    /* 100 ms */
+/* NL_GATE_FORCE and NL_GATE_STAY_NS as variables: a test that needs the
+ * preferred head to stay at the gate, and the preference to stay with it,
+ * while a lock is held for a while raises them (tests/test_wait.c). */
+uint32_t nl_gate_force_turns = NL_GATE_FORCE;
+uint64_t nl_gate_stay_ns = NL_GATE_STAY_NS;
 /* A head of a FIFO that is not preferred looks this often at whether the
  * preference may move to it. */
 #define NL_GATE_IDLE_NAP_NS 2000000ull /* 2 ms */
@@ -154,7 +156,7 @@ void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
         uint64_t now = nl_clock_ns();
         if (p != me) {
             if (fifo_empty(&b->q[p % NL_GATE_QUEUES]) ||
-                now - atomic_load_explicit(&b->since, memory_order_relaxed) >= NL_GATE_STAY_NS) {
+                now - atomic_load_explicit(&b->since, memory_order_relaxed) >= nl_gate_stay_ns) {
                 prefer(b, p, me, now);
                 start = now;
                 nap = NL_GATE_NAP_MIN_NS;

@@ -186,6 +186,7 @@ static inline bool nl_gate_elsewhere(const void *lock, int node)
            nl_gate_elsewhere_slow(lock, node);
 }
 NL_HIDDEN extern uint32_t nl_gate_force_turns; /* the preferred head's turns before it queues however taken */
+NL_HIDDEN extern uint64_t nl_gate_stay_ns;     /* how long a node's FIFO stays preferred while another's waits */
 NL_HIDDEN void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy);
 NL_HIDDEN void nl_gate_leave(nl_waiter_t *w);
 NL_HIDDEN void nl_gate_forget(void);
