@@ -24,8 +24,9 @@
  *    lasts. It enters at the first look that finds the lock free (busy()
  *    false), and once its turn (NL_GATE_TURN_NS) is over it looks every
  *    NL_GATE_NAP_MIN_NS; after NL_GATE_FORCE turns (and one nap at least)
- *    it queues on the lock however taken. The thread that kept the lock meanwhile finds it taken
- *    at its next acquisition and waits at the gate, behind the others;
+ *    it queues on the lock however taken. The thread that kept the lock
+ *    meanwhile finds it taken at its next acquisition and waits at the
+ *    gate, behind the others;
  *  - the preference moves to another FIFO's head when the preferred FIFO is
  *    empty or has been preferred for NL_GATE_STAY_NS, so every node's
  *    waiters get in, and most hand-overs stay on one node;

@@ -177,13 +177,13 @@ static inline bool nl_gate_behind(const void *lock)
 }
 NL_HIDDEN bool nl_gate_elsewhere_slow(const void *lock, int node);
 /* The gate prefers another node's FIFO and some of its threads wait there:
- * an arrival from `node` would take the lock from them (GCR-NUMA keeps the
+ * an arrival of thread `s` would take the lock from them (GCR-NUMA keeps the
  * threads of the nodes not preferred passive). One load while nobody in the
- * process waits passively. */
-static inline bool nl_gate_elsewhere(const void *lock, int node)
+ * process waits passively; the thread's node is looked up only after it. */
+static inline bool nl_gate_elsewhere(const void *lock, nl_self_t *s)
 {
     return NL_UNLIKELY(atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed) != 0) &&
-           nl_gate_elsewhere_slow(lock, node);
+           nl_gate_elsewhere_slow(lock, nl_self_node(s));
 }
 NL_HIDDEN extern uint32_t nl_gate_force_turns; /* the preferred head's turns before it queues however taken */
 NL_HIDDEN extern uint64_t nl_gate_stay_ns;     /* how long a node's FIFO stays preferred while another's waits */
@@ -252,7 +252,7 @@ static inline bool nl_wait_begin(nl_waiter_t *w, const void *lock, nl_busy_fn bu
     w->self->wc.slow++;
     bool gated = false;
     if (busy && nl_wait_policy.kind == NL_WAIT_ADAPTIVE &&
-        (saturated || nl_gate_elsewhere(lock, nl_self_node(w->self))) && nl_overloaded()) {
+        (saturated || nl_gate_elsewhere(lock, w->self)) && nl_overloaded()) {
         nl_gate_wait(w, lock, busy);
         gated = true;
     }
