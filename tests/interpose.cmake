@@ -20,8 +20,9 @@ if(TARGET numalock_preload)
   add_executable(nl_cxx_timed ${NL_IP_DIR}/cxx_timed.cpp)
   add_executable(nl_c11_threads ${NL_IP_DIR}/c11_threads.c)
   add_executable(nl_spin ${NL_IP_DIR}/spin.c)
+  add_executable(nl_small_stack ${NL_IP_DIR}/small_stack.c)
   set_target_properties(nl_cxx_timed PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
-  foreach(t nl_semantics nl_cross_unlock nl_lockbound nl_cxx_timed nl_c11_threads nl_spin)
+  foreach(t nl_semantics nl_cross_unlock nl_lockbound nl_cxx_timed nl_c11_threads nl_spin nl_small_stack)
     target_link_libraries(${t} PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
     target_compile_options(${t} PRIVATE -O2)
   endforeach()
@@ -34,7 +35,7 @@ if(TARGET numalock_preload)
   set_target_properties(nl_profiled PROPERTIES ENABLE_EXPORTS ON)
   set(NL_IP_BIN ${CMAKE_BINARY_DIR}/bin)
   set(NL_IP_DEPS numalock_preload nl_semantics nl_cross_unlock nl_lockbound nl_cxx_timed nl_c11_threads nl_spin
-    nl_profiled)
+    nl_profiled nl_small_stack)
 
   if(CMAKE_CROSSCOMPILING)
     # Under qemu-user (make test-arm; no binfmt_misc here, so `numalock run`
@@ -97,6 +98,25 @@ if(TARGET numalock_preload)
         COMMAND ${NL_IP_DIR}/spin_test.sh $<TARGET_FILE:numalock_cli> ${lock} ${NL_IP_BIN})
       set_tests_properties(interpose.env.${lock} interpose.spin.${lock} PROPERTIES
         TIMEOUT 300 LABELS interpose SKIP_RETURN_CODE 77)
+      # the program's objects on PTHREAD_STACK_MIN stacks (small_stack.c):
+      # waiters that spin, park (NUMALOCK_WAIT=park:0:0) and pass the gate
+      # (adaptive, 8 threads on fewer CPUs), every load sample reading the
+      # cgroup files
+      foreach(policy adaptive park:0:0)
+        string(REPLACE ":" "_" pname ${policy})
+        add_test(NAME interpose.small_stack.${lock}.${pname}
+          COMMAND $<TARGET_FILE:numalock_cli> run --lock ${lock} --topology virtual:2 -- $<TARGET_FILE:nl_small_stack> 8)
+        set_tests_properties(interpose.small_stack.${lock}.${pname} PROPERTIES TIMEOUT 300 LABELS interpose
+          SKIP_REGULAR_EXPRESSION "cannot replace pthread mutexes"
+          ENVIRONMENT "NUMALOCK_WAIT=${policy};NUMALOCK_PRELOAD_SAMPLE_ALL=1")
+      endforeach()
+    endforeach()
+    # the read-write algorithms behind pthread rwlocks on small stacks
+    foreach(rwlock cst-rwsem futex-rwlock)
+      add_test(NAME interpose.small_stack.rwlock.${rwlock}
+        COMMAND $<TARGET_FILE:numalock_cli> run --lock hbo --rwlock ${rwlock} --topology virtual:2 -- $<TARGET_FILE:nl_small_stack> 8)
+      set_tests_properties(interpose.small_stack.rwlock.${rwlock} PROPERTIES TIMEOUT 300 LABELS interpose
+        ENVIRONMENT "NUMALOCK_PRELOAD_SAMPLE_ALL=1")
     endforeach()
     # the stray-unlock check must catch a lock whose release breaks a free lock
     # when the preload trusts the release (its deliberately broken variant)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "numalock/cna.h"
 #include "preload.h"
+#include "../core/roomy.h"
 
 nlp_config_t nlp_g;
 
@@ -209,6 +210,10 @@ static void do_init(void)
     if (f && *f && nl_cna_set_fairness(f, err, sizeof err))
         bad_env(NLP_ENV_CNA_FAIRNESS, f, err, "the default, time:1ms");
     int external = env_bool("NUMALOCK_PRELOAD_EXTERNAL", 0); /* tests: force out-of-place storage */
+    /* tests: the load sample reads the cgroup files every time (they run
+     * in waiters, on the program's stacks: tests/interpose/small_stack.c) */
+    if (env_bool("NUMALOCK_PRELOAD_SAMPLE_ALL", 0))
+        nl_cgroup_every = 1;
     /* tests: call the lock's release even on a free lock (the deliberately
      * broken variant the stray-unlock test must catch) */
     int trust_release = env_bool("NUMALOCK_PRELOAD_TRUST_RELEASE", 0);
@@ -238,6 +243,10 @@ static void do_init(void)
     atomic_store(&nlp_fast, nlp_g.mode == NLP_MODE_INPLACE && !nlp_g.stats);
 }
 
-void nlp_init_slow(void) { pthread_once(&init_once, do_init); }
+/* do_init reads the environment and the topology: on a roomy stack (the
+ * first pthread call may come from a thread with a small one) */
+static void do_init_roomy(void) { nl_on_roomy_stack(do_init); }
+
+void nlp_init_slow(void) { pthread_once(&init_once, do_init_roomy); }
 
 __attribute__((constructor)) static void nlp_ctor(void) { nlp_ensure_init(); }

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include "sanl_impl.h"
+#include "../core/roomy.h"
 
 /* ---- id manager (paper sec. 3.2) ------------------------------------------ */
 #define SLOT_WORDS (NL_DELEG_MAX_SLOTS / 64)
@@ -149,9 +150,12 @@ static void params_load(void)
     }
 }
 
+/* the file is read with stdio: on a roomy stack (roomy.h) */
+static void params_load_roomy(void) { nl_on_roomy_stack(params_load); }
+
 void nl_sanl_params(nl_sanl_config_t *out, const char **source)
 {
-    pthread_once(&params_once, params_load);
+    pthread_once(&params_once, params_load_roomy);
     if (out)
         *out = params;
     if (source)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "node.h"
 #include "levels.h"
+#include "../core/roomy.h"
 #include "numalock/measure.h"
 
 #define NL_NODE_REFRESH 1024u /* node lookups served from cache between refreshes */
@@ -356,9 +357,13 @@ static void topo_init(void)
     install(t);
 }
 
+/* topo_init reads sysfs with large buffers: on a roomy stack (a lock
+ * operation may be the first to ask, on a thread with a small one) */
+static void topo_init_roomy(void) { nl_on_roomy_stack(topo_init); }
+
 const nl_topology_t *nl_topology_current(void)
 {
-    pthread_once(&topo_once, topo_init);
+    pthread_once(&topo_once, topo_init_roomy);
     return atomic_load_explicit(&current_topo, memory_order_acquire);
 }
 
@@ -372,7 +377,7 @@ int nl_topology_nodes(void) { return nl_topology_current()->nnodes; }
 
 int nl_topology_set(const char *spec, char *err, size_t errlen)
 {
-    pthread_once(&topo_once, topo_init);
+    pthread_once(&topo_once, topo_init_roomy);
     nl_topology_t *t = malloc(sizeof *t);
     if (!t)
         return ENOMEM;

@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #define NL_LOAD_PERIOD_NS 2000000ull /* 2 ms */
 #define NL_AFFINITY_PERIOD 32u       /* ~64 ms */
 #define NL_CGROUP_PERIOD 512u        /* ~1 s   */
+uint32_t nl_cgroup_every = NL_CGROUP_PERIOD; /* tests: 1 reads them at every sample */
 /* How long one preemption seen by a waiter keeps the process overloaded. */
 #define NL_EVIDENCE_NS 50000000ull   /* 50 ms */
 
@@ -56,7 +56,12 @@ uint32_t nl_cpu_budget(void)
     return atomic_load_explicit(&nl_budget_cpus, memory_order_relaxed);
 }
 
-/* ---- files ------------------------------------------------------------------ */
+/* ---- files ------------------------------------------------------------------
+ * A lock's waiter may take the sample on whatever stack its thread has (glibc
+ * allows 16 KiB), so nothing here keeps a path or a file's contents on the
+ * stack: paths are built in one workspace, files are read through a small
+ * window (docs/ARCHITECTURE.md "Stack"). */
+
 /* The first line of a file, without its newline; -1 if unreadable. */
 static int read_line(const char *path, char *buf, size_t len)
 {
@@ -99,6 +104,17 @@ static int runnable_tasks(void)
  * the root; a container that sees only its own cgroup reads it at the
  * mount point. */
 
+/* Where the paths are built, one reader at a time (cg_take). */
+typedef struct cg_ws {
+    char rel[PATH_MAX];   /* the process's cgroup, from /proc/self/cgroup */
+    char mount[PATH_MAX]; /* the hierarchy's mount */
+    char dir[PATH_MAX];   /* the level being read */
+    char path[PATH_MAX];  /* a file of it; also a line of /proc/self/cgroup */
+    char window[256];     /* a piece of the file being read */
+} cg_ws_t;
+static cg_ws_t cg_ws;
+static _Atomic int cg_busy;
+
 /* CPUs of a quota: ceil(quota / period), 0 for no quota or a bad value */
 static uint32_t quota_cpus(long long quota, long long period)
 {
@@ -110,185 +126,284 @@ static uint32_t quota_cpus(long long quota, long long period)
 
 static uint32_t min_nonzero(uint32_t a, uint32_t b) { return !a ? b : !b ? a : a < b ? a : b; }
 
-/* The smallest limit among dir and its parents up to (and including) root:
- * `file` read by `parse` at each level. */
-static uint32_t walk_up(const char *root, const char *rel, const char *file,
-                        uint32_t (*parse)(const char *dir, const char *file))
+/* dst = a b c (printf's frames are larger than this file's); -1 if it
+ * does not fit in len bytes */
+static int cg_cat(char *dst, size_t len, const char *a, const char *b, const char *c)
 {
-    char dir[PATH_MAX];
-    uint32_t best = 0;
-    if (snprintf(dir, sizeof dir, "%s%s", root, rel) >= (int)sizeof dir)
+    size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+    if (la + lb + lc >= len)
+        return -1;
+    memmove(dst, a, la);
+    memmove(dst + la, b, lb);
+    memmove(dst + la + lb, c, lc + 1);
+    return 0;
+}
+
+/* ws->path = a "/" b; -1 if it does not fit */
+static int cg_join(cg_ws_t *ws, const char *a, const char *b) { return cg_cat(ws->path, sizeof ws->path, a, "/", b); }
+
+static bool cg_exists(cg_ws_t *ws, const char *a, const char *b)
+{
+    return cg_join(ws, a, b) == 0 && access(ws->path, F_OK) == 0;
+}
+
+/* A number from the start of s ("max" and junk: -1) */
+static long long leading_number(const char *s, const char **end)
+{
+    while (*s == ' ')
+        s++;
+    if (*s == '-' && s[1] >= '0' && s[1] <= '9') {
+        long long v = leading_number(s + 1, end);
+        return v < 0 ? -1 : -v;
+    }
+    if (*s < '0' || *s > '9')
+        return -1;
+    long long v = 0;
+    for (; *s >= '0' && *s <= '9' && v < (1ll << 60); s++)
+        v = v * 10 + (*s - '0');
+    if (end)
+        *end = s;
+    return v;
+}
+
+/* v2: dir/cpu.max, "QUOTA PERIOD" or "max PERIOD" */
+static uint32_t parse_cpu_max(cg_ws_t *ws, const char *dir)
+{
+    char buf[64];
+    const char *end = NULL;
+    if (cg_join(ws, dir, "cpu.max") || read_line(ws->path, buf, sizeof buf) || !strncmp(buf, "max", 3))
         return 0;
-    size_t rootlen = strlen(root);
+    long long quota = leading_number(buf, &end);
+    if (quota < 0 || !end)
+        return 0;
+    return quota_cpus(quota, leading_number(end, NULL));
+}
+
+/* v1: dir/cpu.cfs_quota_us and dir/cpu.cfs_period_us (-1: no quota) */
+static uint32_t parse_cfs(cg_ws_t *ws, const char *dir)
+{
+    char buf[64];
+    if (cg_join(ws, dir, "cpu.cfs_quota_us") || read_line(ws->path, buf, sizeof buf))
+        return 0;
+    long long quota = leading_number(buf, NULL);
+    if (quota <= 0 || cg_join(ws, dir, "cpu.cfs_period_us") || read_line(ws->path, buf, sizeof buf))
+        return 0;
+    return quota_cpus(quota, leading_number(buf, NULL));
+}
+
+/* CPUs in a CPU-list file ("0-3,8\n"), read a window at a time; 0 if it is
+ * malformed, empty or unreadable */
+typedef struct cpulist_state {
+    uint32_t n;
+    long a, b;   /* the range being read: a, or a-b */
+    int in_b;    /* after the '-' */
+    int digits;  /* digits of the current number */
+} cpulist_state_t;
+
+/* one character of the list; -1 if malformed */
+static int cpulist_char(cpulist_state_t *st, char c)
+{
+    if (c >= '0' && c <= '9') {
+        long *v = st->in_b ? &st->b : &st->a;
+        if (*v > 1000000)
+            return -1;
+        *v = *v * 10 + (c - '0');
+        st->digits++;
+        return 0;
+    }
+    if (c == '-' && !st->in_b && st->digits) {
+        st->in_b = 1;
+        st->digits = 0;
+        return 0;
+    }
+    if ((c == ',' || c == '\n' || c == 0) && st->digits) {
+        long hi = st->in_b ? st->b : st->a;
+        if (hi < st->a)
+            return -1;
+        st->n += (uint32_t)(hi - st->a + 1);
+        st->a = st->b = 0;
+        st->in_b = st->digits = 0;
+        return 0;
+    }
+    return (c == '\n' || c == 0) && !st->in_b ? 0 : -1;
+}
+
+static uint32_t parse_cpuset(cg_ws_t *ws, const char *dir, const char *file)
+{
+    if (cg_join(ws, dir, file))
+        return 0;
+    int fd = open(ws->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    cpulist_state_t st = { 0 };
+    ssize_t got;
+    int bad = 0, ended = 0;
+    while (!bad && !ended && (got = read(fd, ws->window, sizeof ws->window)) > 0)
+        for (ssize_t i = 0; i < got && !bad && !ended; i++) {
+            bad = cpulist_char(&st, ws->window[i]) != 0;
+            ended = ws->window[i] == '\n';
+        }
+    close(fd);
+    if (!bad && !ended)
+        bad = cpulist_char(&st, 0) != 0;
+    return bad ? 0 : st.n;
+}
+
+enum { CG_CPU_MAX, CG_CFS, CG_CPUSET_V2, CG_CPUSET_V1 };
+
+/* One level's limit of a kind */
+static uint32_t cg_limit(cg_ws_t *ws, const char *dir, int kind)
+{
+    switch (kind) {
+    case CG_CPU_MAX:
+        return parse_cpu_max(ws, dir);
+    case CG_CFS:
+        return parse_cfs(ws, dir);
+    case CG_CPUSET_V2:
+        return parse_cpuset(ws, dir, "cpuset.cpus.effective");
+    default: {
+        uint32_t c = parse_cpuset(ws, dir, "cpuset.effective_cpus");
+        return c ? c : parse_cpuset(ws, dir, "cpuset.cpus");
+    }
+    }
+}
+
+/* The smallest limit among mount+rel and its parents up to (and including)
+ * the mount; only the process's own level for a cpuset (whose effective
+ * list already holds its ancestors'). A container that does not see its
+ * cgroup's path under the mount reads the mount itself. */
+static uint32_t cg_walk(cg_ws_t *ws, int kind, bool up)
+{
+    if (cg_cat(ws->dir, sizeof ws->dir, ws->mount, ws->rel, ""))
+        return 0;
+    if (access(ws->dir, F_OK) != 0)
+        return cg_limit(ws, ws->mount, kind);
+    uint32_t best = 0;
+    size_t rootlen = strlen(ws->mount);
     for (;;) {
-        size_t len = strlen(dir);
-        while (len > rootlen && dir[len - 1] == '/')
-            dir[--len] = 0;
-        best = min_nonzero(best, parse(dir, file));
-        char *slash = strrchr(dir, '/');
-        if (len <= rootlen || !slash || (size_t)(slash - dir) < rootlen)
+        size_t len = strlen(ws->dir);
+        while (len > rootlen && ws->dir[len - 1] == '/')
+            ws->dir[--len] = 0;
+        best = min_nonzero(best, cg_limit(ws, ws->dir, kind));
+        char *slash = strrchr(ws->dir, '/');
+        if (!up || len <= rootlen || !slash || (size_t)(slash - ws->dir) < rootlen)
             break;
         *slash = 0;
     }
     return best;
 }
 
-static uint32_t parse_cpu_max(const char *dir, const char *file)
+/* Does the line "ID:CONTROLLERS:PATH" in ws->path name `controller` (v2: "")?
+ * Then ws->rel = PATH. */
+static bool cg_line_matches(cg_ws_t *ws, const char *controller)
 {
-    char path[PATH_MAX], buf[64];
-    long long quota, period;
-    if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path || read_line(path, buf, sizeof buf))
-        return 0;
-    if (!strncmp(buf, "max", 3))
-        return 0;
-    if (sscanf(buf, "%lld %lld", &quota, &period) != 2)
-        return 0;
-    return quota_cpus(quota, period);
-}
-
-static uint32_t parse_cfs(const char *dir, const char *file)
-{
-    (void)file;
-    char path[PATH_MAX], buf[64];
-    long long quota, period;
-    if (snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir) >= (int)sizeof path || read_line(path, buf, sizeof buf) ||
-        sscanf(buf, "%lld", &quota) != 1)
-        return 0;
-    if (snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir) >= (int)sizeof path || read_line(path, buf, sizeof buf) ||
-        sscanf(buf, "%lld", &period) != 1)
-        return 0;
-    return quota_cpus(quota, period);
-}
-
-/* CPUs in a CPU list ("0-3,8"), 0 if it is malformed or empty */
-static uint32_t cpulist_count(const char *s)
-{
-    uint32_t n = 0;
-    while (*s) {
-        char *end;
-        long a = strtol(s, &end, 10), b = a;
-        if (end == s || a < 0)
-            return 0;
-        s = end;
-        if (*s == '-') {
-            b = strtol(s + 1, &end, 10);
-            if (end == s + 1 || b < a)
-                return 0;
-            s = end;
+    char *line = ws->path;
+    char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2)
+        return false;
+    bool match = false;
+    size_t cl = strlen(controller);
+    if (!cl) {
+        match = c2 == c1 + 1 && !strncmp(line, "0:", 2);
+    } else { /* a comma-separated list such as "cpu,cpuacct" */
+        for (const char *p = c1 + 1; p < c2 && !match;) {
+            size_t l = strcspn(p, ",:");
+            match = l == cl && !strncmp(p, controller, cl);
+            p += l + (p[l] == ',');
         }
-        n += (uint32_t)(b - a + 1);
-        if (*s == ',')
-            s++;
-        else if (*s)
-            return 0;
     }
-    return n;
-}
-
-static uint32_t parse_cpuset(const char *dir, const char *file)
-{
-    char path[PATH_MAX], buf[4096];
-    if (snprintf(path, sizeof path, "%s/%s", dir, file) >= (int)sizeof path || read_line(path, buf, sizeof buf))
-        return 0;
-    return cpulist_count(buf);
+    return match && cg_cat(ws->rel, sizeof ws->rel, c2 + 1, "", "") == 0;
 }
 
 /* The path of this process's cgroup for a v1 controller (or v2 when
- * controller is ""), from a /proc/self/cgroup file; 0 when found. */
-static int cgroup_path(const char *proc_cgroup, const char *controller, char *out, size_t len)
+ * controller is "") into ws->rel, from a /proc/self/cgroup file; 0 when
+ * found. Lines are gathered in ws->path a window at a time. */
+static int cgroup_path(cg_ws_t *ws, const char *proc_cgroup, const char *controller)
 {
-    FILE *f = fopen(proc_cgroup, "re");
-    if (!f)
+    int fd = open(proc_cgroup, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return -1;
-    char line[1024];
+    size_t len = 0;
     int found = -1;
-    while (found && fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (!c2)
-            continue;
-        *c2 = 0;
-        const char *ctrls = c1 + 1;
-        bool match;
-        if (!*controller) {
-            match = !*ctrls && !strncmp(line, "0:", 2);
-        } else { /* a comma-separated list such as "cpu,cpuacct" */
-            match = false;
-            size_t cl = strlen(controller);
-            for (const char *p = ctrls; *p;) {
-                size_t l = strcspn(p, ",");
-                if (l == cl && !strncmp(p, controller, cl))
-                    match = true;
-                p += l + (p[l] == ',');
+    ssize_t got;
+    while (found && (got = read(fd, ws->window, sizeof ws->window)) > 0) {
+        for (ssize_t i = 0; i < got && found; i++) {
+            char c = ws->window[i];
+            if (c != '\n') {
+                if (len + 1 < sizeof ws->path)
+                    ws->path[len++] = c;
+                continue;
             }
+            ws->path[len] = 0;
+            len = 0;
+            if (cg_line_matches(ws, controller))
+                found = 0;
         }
-        if (match && snprintf(out, len, "%s", c2 + 1) < (int)len)
-            found = 0;
     }
-    fclose(f);
+    if (found && len) { /* a last line without its newline */
+        ws->path[len] = 0;
+        found = cg_line_matches(ws, controller) ? 0 : -1;
+    }
+    close(fd);
     return found;
 }
 
-/* The mount point of a v1 controller under sysfs_root ("cpu" may be mounted
- * as cpu, cpu,cpuacct or cpuacct,cpu). */
-static int v1_dir(const char *sysfs_root, const char *controller, char *out, size_t len)
+/* The mount point of a v1 controller under sysfs_root into ws->mount ("cpu"
+ * may be mounted as cpu, cpu,cpuacct or cpuacct,cpu). */
+static int v1_dir(cg_ws_t *ws, const char *sysfs_root, const char *controller)
 {
     static const char *const cpu_names[] = { "cpu", "cpu,cpuacct", "cpuacct,cpu" };
     static const char *const cpuset_names[] = { "cpuset" };
-    const char *const *names = strcmp(controller, "cpu") ? cpuset_names : cpu_names;
-    size_t n = strcmp(controller, "cpu") ? 1 : 3;
+    bool cpu = !strcmp(controller, "cpu");
+    const char *const *names = cpu ? cpu_names : cpuset_names;
+    size_t n = cpu ? 3 : 1;
     for (size_t i = 0; i < n; i++) {
-        if (snprintf(out, len, "%s/%s", sysfs_root, names[i]) >= (int)len)
+        if (cg_cat(ws->mount, sizeof ws->mount, sysfs_root, "/", names[i]))
             return -1;
-        if (access(out, F_OK) == 0)
+        if (access(ws->mount, F_OK) == 0)
             return 0;
     }
     return -1;
 }
 
-/* The limit of one controller: at the process's own cgroup path under
- * `mount` (walking up), or, when that path does not exist there (a
- * container sees its cgroup as the mount's root), at the mount itself. */
-static uint32_t controller_limit(const char *mount, const char *rel, const char *file,
-                                 uint32_t (*parse)(const char *, const char *))
+static uint32_t cgroup_cpus_in(cg_ws_t *ws, const char *proc_cgroup, const char *sysfs_root)
 {
-    char probe[PATH_MAX];
-    if (snprintf(probe, sizeof probe, "%s%s", mount, rel) < (int)sizeof probe && access(probe, F_OK) == 0)
-        return walk_up(mount, rel, file, parse);
-    return parse(mount, file);
+    uint32_t best = 0;
+    /* v2: one hierarchy; cpuset.cpus.effective already holds the ancestors' limits */
+    if (!cgroup_path(ws, proc_cgroup, "") &&
+        !cg_cat(ws->mount, sizeof ws->mount, sysfs_root, "", "") &&
+        cg_exists(ws, ws->mount, "cgroup.controllers")) {
+        best = min_nonzero(best, cg_walk(ws, CG_CPU_MAX, true));
+        best = min_nonzero(best, cg_walk(ws, CG_CPUSET_V2, false));
+    }
+    /* v1: a hierarchy per controller */
+    if (!cgroup_path(ws, proc_cgroup, "cpu") && !v1_dir(ws, sysfs_root, "cpu"))
+        best = min_nonzero(best, cg_walk(ws, CG_CFS, true));
+    if (!cgroup_path(ws, proc_cgroup, "cpuset") && !v1_dir(ws, sysfs_root, "cpuset"))
+        best = min_nonzero(best, cg_walk(ws, CG_CPUSET_V1, false));
+    return best;
 }
+
+/* The workspace for one reader: the sampler skips a refresh when another
+ * reader has it (try), a direct call waits for it. */
+static bool cg_take(bool wait)
+{
+    while (atomic_exchange_explicit(&cg_busy, 1, memory_order_acquire)) {
+        if (!wait)
+            return false;
+        sched_yield();
+    }
+    return true;
+}
+
+static void cg_give(void) { atomic_store_explicit(&cg_busy, 0, memory_order_release); }
 
 uint32_t nl_cgroup_cpus(const char *proc_cgroup, const char *sysfs_root)
 {
-    char rel[PATH_MAX], mount[PATH_MAX];
-    uint32_t best = 0;
-    /* v2: one hierarchy; cpuset.cpus.effective already holds the ancestors' limits */
-    if (!cgroup_path(proc_cgroup, "", rel, sizeof rel) &&
-        snprintf(mount, sizeof mount, "%s", sysfs_root) < (int)sizeof mount) {
-        char probe[PATH_MAX];
-        if (snprintf(probe, sizeof probe, "%s/cgroup.controllers", mount) < (int)sizeof probe &&
-            access(probe, F_OK) == 0) {
-            best = min_nonzero(best, controller_limit(mount, rel, "cpu.max", parse_cpu_max));
-            char dir[PATH_MAX];
-            if (snprintf(dir, sizeof dir, "%s%s", mount, rel) < (int)sizeof dir &&
-                access(dir, F_OK) == 0)
-                best = min_nonzero(best, parse_cpuset(dir, "cpuset.cpus.effective"));
-            else
-                best = min_nonzero(best, parse_cpuset(mount, "cpuset.cpus.effective"));
-        }
-    }
-    /* v1: a hierarchy per controller */
-    if (!cgroup_path(proc_cgroup, "cpu", rel, sizeof rel) && !v1_dir(sysfs_root, "cpu", mount, sizeof mount))
-        best = min_nonzero(best, controller_limit(mount, rel, "cpu.cfs_quota_us", parse_cfs));
-    if (!cgroup_path(proc_cgroup, "cpuset", rel, sizeof rel) && !v1_dir(sysfs_root, "cpuset", mount, sizeof mount)) {
-        char dir[PATH_MAX];
-        bool own = snprintf(dir, sizeof dir, "%s%s", mount, rel) < (int)sizeof dir && access(dir, F_OK) == 0;
-        uint32_t c = parse_cpuset(own ? dir : mount, "cpuset.effective_cpus");
-        if (!c)
-            c = parse_cpuset(own ? dir : mount, "cpuset.cpus");
-        best = min_nonzero(best, c);
-    }
-    return best;
+    cg_take(true);
+    uint32_t n = cgroup_cpus_in(&cg_ws, proc_cgroup, sysfs_root);
+    cg_give();
+    return n;
 }
 
 /* CPUs in the calling thread's affinity mask, 0 if unknown */
@@ -347,9 +462,11 @@ void nl_load_sample(void)
     atomic_store_explicit(&nl_load_runnable, r < 0 ? (uint32_t)nl_cpus_online() * 2 + 2 : (uint32_t)r,
                           memory_order_relaxed);
 
-    if (k % NL_CGROUP_PERIOD == 0)
-        atomic_store_explicit(&cgroup_cpus, nl_cgroup_cpus("/proc/self/cgroup", "/sys/fs/cgroup"),
+    if (k % (nl_cgroup_every ? nl_cgroup_every : 1) == 0 && cg_take(false)) {
+        atomic_store_explicit(&cgroup_cpus, cgroup_cpus_in(&cg_ws, "/proc/self/cgroup", "/sys/fs/cgroup"),
                               memory_order_relaxed);
+        cg_give();
+    }
     if (k % NL_AFFINITY_PERIOD == 0) {
         uint32_t b = affinity_cpus();
         if (!b)

@@ -74,6 +74,7 @@ NL_HIDDEN extern _Atomic uint32_t nl_spinning;      /* waiters not parked, when 
 NL_HIDDEN extern _Atomic uint32_t nl_parked;        /* waiters asleep in a lock, when counted */
 NL_HIDDEN extern _Atomic uint32_t nl_gate_waiters;  /* this process's passive waiters */
 NL_HIDDEN extern _Atomic uint32_t nl_preempted;     /* 1: a waiter lost its CPU lately */
+NL_HIDDEN extern uint32_t nl_cgroup_every;           /* samples between cgroup reads (tests: 1) */
 NL_HIDDEN int nl_cpus_online(void);
 NL_HIDDEN void nl_load_sample(void);
 NL_HIDDEN void nl_note_preempted(void);
