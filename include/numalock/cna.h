@@ -54,12 +54,17 @@ NL_INLINE void nl_qspin_cna_lock(nl_qspinlock_t *l)
         return;
     nl_qspin_cna_lock_slow(l, val);
 }
+/* The unlock clears the locked byte with one byte store where the byte is
+ * the word's first (little-endian); a build whose memory model has no
+ * mixed-size accesses defines NL_QSPIN_BYTE_UNLOCK as 0 for the word-wide
+ * form. */
+#ifndef NL_QSPIN_BYTE_UNLOCK
+#define NL_QSPIN_BYTE_UNLOCK (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+#endif
 NL_INLINE void nl_qspin_unlock(nl_qspinlock_t *l)
 {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && !defined(NL_VERIFY)
-    /* one store into the locked byte (the other bytes move under CAS); the
-     * model checker's build (verify/wmm), which has no mixed-size accesses,
-     * clears the byte with the word-wide form below */
+#if NL_QSPIN_BYTE_UNLOCK
+    /* one store into the locked byte (the other bytes move under CAS) */
     __atomic_store_n((unsigned char *)&l->val, (unsigned char)0, __ATOMIC_RELEASE);
 #else
     NL_ATOMIC_FETCH_AND(&l->val, ~0xffu, __ATOMIC_RELEASE);

@@ -16,25 +16,13 @@
 #include "numalock/numalock.h"
 #include "numalock/topology.h"
 #include "numalock/clock.h"
+#include "machine.h"
 
 #define NL_HIDDEN __attribute__((visibility("hidden")))
 #define NL_TLS __thread __attribute__((tls_model("initial-exec")))
 #define NL_CACHELINE 64
 #define NL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define NL_UNLIKELY(x) __builtin_expect(!!(x), 0)
-
-static inline void nl_cpu_relax(void)
-{
-#if defined(NL_VERIFY)
-    /* the model checker's build (verify/wmm): a poll loop is only its loads */
-#elif defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#else
-    __asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 /* ---- per-thread record ----------------------------------------------------
  * One heap block per thread (TLS holds only a pointer, so the library can be
@@ -168,10 +156,10 @@ static inline uint64_t nl_rand(void)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-/* The clock (include/numalock/clock.h): nl_clock_ns(), nl_clock_ticks(), and
- * the ticks' rate, measured by the load sampler (src/wait/load.c) against
+/* The clock (machine.h): nl_machine_ns(), nl_machine_ticks(), and the
+ * ticks' rate, measured by the load sampler (src/wait/load.c) against
  * nanoseconds; until then a guess for the counter. The conversions, inline
- * for the waiting loops (the API functions in thread.c are these). */
+ * for the waiting loops (the API's nl_clock_* in thread.c are these). */
 NL_HIDDEN extern _Atomic uint64_t nl_ticks_per_ms;
 static inline uint64_t nl_ns_to_ticks(uint64_t ns)
 {

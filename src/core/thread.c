@@ -32,7 +32,7 @@ static void id_lock(void)
         if (n < 64)
             nl_cpu_relax();
         else
-            sched_yield();
+            nl_machine_yield();
     }
 }
 static void id_unlock(void) { atomic_flag_clear_explicit(&id_guard, memory_order_release); }
@@ -197,12 +197,7 @@ void nl_qnode_put_slow(nl_self_t *s, void *node)
     }
 }
 
-uint64_t nl_clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+uint64_t nl_clock_ns(void) { return nl_machine_ns(); }
 
 uint64_t nl_clock_ticks_to_ns(uint64_t ticks) { return nl_ticks_to_ns(ticks); }
 uint64_t nl_clock_ns_to_ticks(uint64_t ns) { return nl_ns_to_ticks(ns); }

@@ -53,7 +53,7 @@ static inline bool cna_keep_local(nl_cna_node_t *me, uint64_t *now)
         *now = 0;
         return (nl_rand() & atomic_load_explicit(&nl_cna_mask, memory_order_relaxed)) != 0;
     }
-    uint64_t t = nl_clock_ns();
+    uint64_t t = nl_machine_ns();
     *now = t;
     if (!me->since) /* the lock came to us through an empty queue: the stay starts now */
         me->since = t;

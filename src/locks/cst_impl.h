@@ -28,8 +28,8 @@ typedef struct cst_qnode {
     uint32_t requeued;               /* woken with R at least once            */
     struct cst_snode *snode;         /* snode this waiter queued on           */
     struct cst_qnode *pnext;         /* parking list link (local lock holder) */
-    _Atomic uint64_t beat;           /* last time seen spinning (nl_clock_ticks) */
-    uint64_t since;                  /* first queued (nl_clock_ticks), for the starvation bound */
+    _Atomic uint64_t beat;           /* last time seen spinning (nl_machine_ticks) */
+    uint64_t since;                  /* first queued (nl_machine_ticks), for the starvation bound */
 } cst_qnode_t;
 
 /* Cheap clock for heartbeats (src/core/self.h). */

@@ -226,7 +226,7 @@ static uint32_t local_wait(cst_qnode_t *me, nl_waiter_t *w)
             goto done;
 #ifndef NL_VERIFY
         if ((i & 7) == 0)
-            atomic_store_explicit(&me->beat, nl_clock_ticks(), memory_order_relaxed);
+            atomic_store_explicit(&me->beat, nl_machine_ticks(), memory_order_relaxed);
 #else
         /* the model checker's build (verify/wmm): its clock never advances,
          * so the beat stored before linking stays current; a poll loop with
@@ -265,10 +265,10 @@ static __attribute__((noinline)) void cst_lock_queued(nl_cst_mutex_t *m, cst_qno
                                                       cst_snode_t *s, cst_qnode_t *pred,
                                                       nl_waiter_t *w)
 {
-    me->since = nl_clock_ticks();
+    me->since = nl_machine_ticks();
     for (;;) {
         /* the heartbeat is read by the holder only after it sees this link */
-        atomic_store_explicit(&me->beat, nl_clock_ticks(), memory_order_relaxed);
+        atomic_store_explicit(&me->beat, nl_machine_ticks(), memory_order_relaxed);
         atomic_store_explicit(&pred->next, me, memory_order_release);
         if (local_wait(me, w) == CST_L)
             break;
@@ -444,7 +444,7 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
      * are woken (they re-queue, and are passed the lock at once if they
      * park again before their turn) before the lock goes to a spinner */
     if (s->parked && !atomic_load_explicit(&s->inflight, memory_order_relaxed) &&
-        nl_clock_ticks() - s->parked->since > CST_STARVE_TICKS) {
+        nl_machine_ticks() - s->parked->since > CST_STARVE_TICKS) {
         uint32_t nb = 0;
         cst_qnode_t *last, *old = park_take(s, nl_cst_wake_batch(), &nb, &last);
         atomic_fetch_add_explicit(&s->inflight, nb, memory_order_relaxed);
@@ -474,7 +474,7 @@ static void cst_unlock(nl_cst_mutex_t *m, cst_qnode_t *me)
              * lock idle until the scheduler runs it again */
             uint32_t expect = CST_UW;
             uint64_t beat = atomic_load_explicit(&next->beat, memory_order_relaxed);
-            uint64_t now = nl_clock_ticks();
+            uint64_t now = nl_machine_ticks();
             uint32_t to = (now - beat < CST_STALE_TICKS || now - next->since > CST_STARVE_TICKS)
                               ? CST_L : CST_SKIP;
             if (atomic_compare_exchange_strong_explicit(&next->status, &expect, to,

@@ -135,7 +135,7 @@ void *nl_fc_execute(nl_fc_t *l, nl_deleg_fn fn, void *arg)
         fc_push(l, me);
     nl_waiter_t w;
     nl_waiter_init(&w);
-    uint64_t t0 = nl_clock_ticks(), patience = nl_ns_to_ticks(FC_PATIENCE_NS);
+    uint64_t t0 = nl_machine_ticks(), patience = nl_ns_to_ticks(FC_PATIENCE_NS);
     for (;;) {
         if (atomic_load_explicit(&me->done, memory_order_acquire) == 1)
             return me->result;
@@ -143,7 +143,7 @@ void *nl_fc_execute(nl_fc_t *l, nl_deleg_fn fn, void *arg)
             break;
         if (!atomic_load_explicit(&me->active, memory_order_acquire))
             fc_push(l, me);
-        if (nl_clock_ticks() - t0 > patience) {
+        if (nl_machine_ticks() - t0 > patience) {
             nl_mcs_acquire(&l->ll);
             break;
         }

@@ -263,8 +263,8 @@ static inline void sanl_gap(void)
 #ifdef NL_VERIFY
     return; /* the model checker's clock does not advance (include/numalock/clock.h) */
 #endif
-    uint64_t t = nl_clock_ticks(), gap = nl_ns_to_ticks(SANL_GAP_NS);
-    while (nl_clock_ticks() - t < gap)
+    uint64_t t = nl_machine_ticks(), gap = nl_ns_to_ticks(SANL_GAP_NS);
+    while (nl_machine_ticks() - t < gap)
         __asm__ __volatile__("" ::: "memory");
 }
 
@@ -339,7 +339,7 @@ static void *sanl_serve(nl_sanl_t *l, nl_sanl_slot_t *me, nl_deleg_fn fn, void *
 static inline uint64_t sanl_elapsed(uint64_t since) { (void)since; return UINT64_MAX; }
 #else
 #define SANL_TW_LOOK 15u
-static inline uint64_t sanl_elapsed(uint64_t since) { return nl_clock_ticks() - since; }
+static inline uint64_t sanl_elapsed(uint64_t since) { return nl_machine_ticks() - since; }
 #endif
 
 /* serving-first / distance-first admission of a client to the current server */
@@ -361,7 +361,7 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
 {
     nl_waiter_t w;
     nl_waiter_init(&w);
-    uint64_t t0 = nl_clock_ticks(), t_w = nl_ns_to_ticks(l->cfg.t_w_ns);
+    uint64_t t0 = nl_machine_ticks(), t_w = nl_ns_to_ticks(l->cfg.t_w_ns);
     /* become the server by trylock, or wait until we may send to the server */
     for (;;) {
         if (sanl_ll_free(l) && sanl_ll_try(l) == 0)
@@ -392,7 +392,7 @@ static void *sanl_delegate(nl_sanl_t *l, nl_sanl_slot_t *s, nl_deleg_fn fn, void
      * fence and its last walk's load of fn (sanl_serve). Release alone loses
      * a request (verify/wmm/sanl.c, NL_SANL_VERIFY_TW). */
     atomic_store_explicit(&s->fn, fn, memory_order_seq_cst);
-    t0 = nl_clock_ticks();
+    t0 = nl_machine_ticks();
     for (uint32_t n = 0;;) {
         uint32_t d = atomic_load_explicit(&s->done, memory_order_acquire);
         if (d == SANL_ANSWERED)
@@ -461,7 +461,7 @@ static void *sanl_execute_impl(nl_sanl_t *l, nl_deleg_fn fn, void *arg)
      * is timed, and the next one's start closes its ratio and votes; a
      * cycle counter read costs 12-55 ns in this project's virtual machines */
     uint32_t k = ++s->tick & (SANL_SAMPLE - 1);
-    uint64_t now = k == SANL_SAMPLE - 1 || k == 0 ? nl_clock_ticks() : 0;
+    uint64_t now = k == SANL_SAMPLE - 1 || k == 0 ? nl_machine_ticks() : 0;
     if (k == 0)
         sanl_vote(l, s, now);
     int delegate, mode = __atomic_load_n(&l->cfg.mode, __ATOMIC_RELAXED); /* tests flip it */
@@ -504,7 +504,7 @@ static void *sanl_execute_impl(nl_sanl_t *l, nl_deleg_fn fn, void *arg)
          * machine whose threads share a CPU it chose a server that nobody
          * sends to) */
         s->begin = now;
-        s->end = s->contended ? nl_clock_ticks() : now;
+        s->end = s->contended ? nl_machine_ticks() : now;
     }
     return r;
 }

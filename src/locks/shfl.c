@@ -341,7 +341,7 @@ static inline void sh_head_pause(nl_waiter_t *w, uint32_t *pause, bool stealing,
             *pause <<= 1;
     }
     if (blocking && w->n >= SH_WAIT_STEPS) {
-        uint64_t now = nl_clock_ns();
+        uint64_t now = nl_machine_ns();
         if (!*t0) {
             *t0 = now;
         } else if (now - *t0 > SH_NAP_AFTER_NS) {
@@ -543,7 +543,7 @@ unsigned nl_shfl_test_shuffle(const int *numa, unsigned n, uint64_t since_ns, un
     }
     nl_shfl_t l = { SH_LOCKED }; /* held: the head's pass runs to the end */
     nodes[0].batch = 1;
-    nodes[0].c.since = since_ns ? nl_clock_ns() - since_ns : 0;
+    nodes[0].c.since = since_ns ? nl_machine_ns() - since_ns : 0;
     if (!nodes[0].c.since)
         nodes[0].batch = 0;
     unsigned moved = sh_shuffle(&l, &nodes[0], true);

@@ -127,7 +127,7 @@ static int present_cpus_at(const char *sys, unsigned char *set)
     return 0;
 }
 
-static int present_cpus(unsigned char *set) { return present_cpus_at("/sys", set); }
+static int present_cpus(unsigned char *set) { return nl_machine_cpus_present(set); }
 
 static void finish_cpu_map(nl_topology_t *t)
 {
@@ -412,7 +412,7 @@ int nl_self_node_refresh(nl_self_t *s)
         leaf = s->leaf;
         s->refresh = UINT32_MAX;
     } else {
-        int cpu = sched_getcpu();
+        int cpu = nl_machine_cpu();
         leaf = (cpu >= 0 && cpu < t->ncpus && t->cpu_to_leaf[cpu] >= 0) ? t->cpu_to_leaf[cpu] : 0;
         s->refresh = NL_NODE_REFRESH;
     }

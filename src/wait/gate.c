@@ -147,14 +147,14 @@ void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
      * overload or our turn. Not preferred: wait for the preference, which
      * moves to us when the preferred FIFO is empty or has had it for
      * NL_GATE_STAY_NS. */
-    uint64_t start = nl_clock_ns(), nap = NL_GATE_NAP_MIN_NS;
+    uint64_t start = nl_machine_ns(), nap = NL_GATE_NAP_MIN_NS;
     bool napped = false; /* a head preempted past its turns still naps once */
     for (;;) {
         if (!nl_overloaded())
             break;
         uint32_t k = atomic_load_explicit(&b->nap, memory_order_relaxed);
         uint32_t p = atomic_load_explicit(&b->pref, memory_order_relaxed);
-        uint64_t now = nl_clock_ns();
+        uint64_t now = nl_machine_ns();
         if (p != me) {
             if (fifo_empty(&b->q[p % NL_GATE_QUEUES]) ||
                 now - atomic_load_explicit(&b->since, memory_order_relaxed) >= nl_gate_stay_ns) {

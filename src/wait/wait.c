@@ -110,7 +110,7 @@ void nl_wait_step_slow(nl_waiter_t *w)
             w->look_at = nl_wait_policy.spins;
             nl_cpu_relax();
         } else {
-            sched_yield();
+            nl_machine_yield();
         }
         return;
     case NL_WAIT_PARK:
@@ -121,14 +121,14 @@ void nl_wait_step_slow(nl_waiter_t *w)
             w->look_at = n + 1;
             if (n >= nl_wait_policy.spins + nl_wait_policy.yields)
                 w->due = 1;
-            sched_yield();
+            nl_machine_yield();
         }
         return;
     default:
         break;
     }
     /* adaptive: look at the clock and the load */
-    uint64_t now = nl_clock_ticks();
+    uint64_t now = nl_machine_ticks();
     if (!w->since)
         w->since = now;
     else if (!w->over && now - w->mark > nl_ns_to_ticks(NL_GAP_NS))
@@ -147,20 +147,19 @@ void nl_wait_step_slow(nl_waiter_t *w)
         nl_cpu_relax();
     } else {
         w->look_at = n + 1; /* every later step looks again */
-        sched_yield();
+        nl_machine_yield();
     }
 }
 
 /* ---- futexes ---------------------------------------------------------------- */
 int nl_futex_wait(void *addr, uint32_t expected)
 {
-    return (int)syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+    return nl_machine_futex_wait(addr, expected, 0) ? -1 : 0;
 }
 
 int nl_futex_wait_ns(void *addr, uint32_t expected, uint64_t ns)
 {
-    struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
-    return (int)syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, expected, &ts, NULL, 0);
+    return nl_machine_futex_wait(addr, expected, ns ? ns : 1) ? -1 : 0;
 }
 
 int nl_futex_wait_until(_Atomic uint32_t *w, uint32_t val, const struct timespec *abs, clockid_t clk,
@@ -175,9 +174,6 @@ int nl_futex_wait_until(_Atomic uint32_t *w, uint32_t val, const struct timespec
     return r == 0 ? 0 : errno;
 }
 
-void nl_futex_wake_shared(_Atomic uint32_t *w, int n) { syscall(SYS_futex, w, FUTEX_WAKE, n, NULL, NULL, 0); }
+void nl_futex_wake_shared(_Atomic uint32_t *w, int n) { nl_machine_futex_wake(w, n, true); }
 
-void nl_futex_wake(void *addr, int n)
-{
-    syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
-}
+void nl_futex_wake(void *addr, int n) { nl_machine_futex_wake(addr, n, false); }

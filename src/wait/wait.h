@@ -114,7 +114,7 @@ static inline int nl_load_level(bool passive_too)
     nl_self_t *s = nl_self();
     if (NL_UNLIKELY(s->load_countdown-- == 0)) {
         s->load_countdown = 63;
-        if (nl_clock_ticks() >= atomic_load_explicit(&nl_load_next, memory_order_relaxed))
+        if (nl_machine_ticks() >= atomic_load_explicit(&nl_load_next, memory_order_relaxed))
             nl_load_sample();
     }
     uint32_t passive = passive_too ? atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed) +

@@ -13,8 +13,8 @@
  *     (src/wait/grant.c, compiled here unchanged). A poll loop is an await:
  *     GenMC explores it as "the loop ends once the word changes" (its
  *     spin-assume), so each execution is finite.
- *   - The clock is a per-thread step counter (include/numalock/clock.h
- *     under NL_VERIFY), the pause instruction nothing (src/core/self.h).
+ *   - The clock never advances and the pause instruction is nothing
+ *     (the model checker's machine in src/core/machine.h).
  *   - The thread record is the library's own (a TLS pointer to a zeroed
  *     block per thread); a thread's node is the one the client gave it
  *     (nl_verify_set_node), so node-aware hand-overs have both cases.

@@ -1,6 +1,9 @@
 /* First in every check: the verification build's switches. */
 #define NL_VERIFY 1
 #define NL_EMIT_INLINE 1
+/* GenMC has no mixed-size accesses: the qspinlock's unlock clears its
+ * locked byte with a word-wide operation (include/numalock/cna.h) */
+#define NL_QSPIN_BYTE_UNLOCK 0
 #include <genmc.h>
 /* NL_VERIFY_PARK: every waiter's spin budget is spent from the start, so
  * it parks wherever its lock parks (src/wait/wait.h, nl_waiter_init). */

@@ -1,0 +1,111 @@
+/*
+ * The machine the library runs on (not installed): the one seam between the
+ * locks and the hardware and kernel. Whatever a lock or its waiting asks of
+ * the machine comes through here:
+ *
+ *   nl_machine_ticks()     a fast counter for short intervals (its rate is
+ *                          measured against nl_machine_ns(): load.c)
+ *   nl_machine_ns()        monotonic nanoseconds
+ *   nl_cpu_relax()         the pause of a polling loop
+ *   nl_machine_cpu()       the CPU the calling thread runs on (-1: unknown)
+ *   nl_machine_cpus_online()  CPUs of the machine
+ *   nl_machine_cpus_present(set)  set[cpu] = 1 for each CPU the machine has
+ *                          (NL_MAX_CPUS entries)
+ *   nl_machine_yield()     give the CPU away
+ *   nl_machine_futex_wait(word, val, ns)   sleep while *word == val (ns: a
+ *                          relative timeout, 0 for none): 0, or an errno
+ *                          (EAGAIN: the word differed; ETIMEDOUT; EINTR)
+ *   nl_machine_futex_wake(word, n, shared) wake up to n sleepers
+ *   nl_machine_runnable_tasks()   the machine's runnable tasks (-1: unknown)
+ *   nl_machine_affinity_cpus()    CPUs the calling thread may run on (0: unknown)
+ *   nl_machine_cgroup_cpus()      the CPUs its cgroup allows (0: no limit
+ *                          found; UINT32_MAX: could not look now)
+ *
+ * Three machines implement it:
+ *   - Linux, the default: the counter and the pause inline, the rest in
+ *     machine_linux.c;
+ *   - the model checker's (NL_VERIFY, verify/wmm): a clock that never
+ *     advances, a pause that is nothing (a poll loop is only its loads); the
+ *     checks replace the waiting code that sleeps and yields (verify/wmm/env.c);
+ *   - the simulator's (NL_SIM, sim/): every call goes to the simulated
+ *     machine, in virtual time (docs/SIMULATION.md).
+ * Memory order is not part of the seam: the locks use C11 atomics, which
+ * the model checker interprets and the simulator's compiler instrumentation
+ * sees.
+ */
+#ifndef NL_MACHINE_H
+#define NL_MACHINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define NL_MACHINE_HIDDEN __attribute__((visibility("hidden")))
+
+NL_MACHINE_HIDDEN int nl_machine_cpus_online(void);
+NL_MACHINE_HIDDEN int nl_machine_cpus_present(unsigned char *set);
+NL_MACHINE_HIDDEN int nl_machine_futex_wait(void *word, uint32_t val, uint64_t ns);
+NL_MACHINE_HIDDEN void nl_machine_futex_wake(void *word, int n, bool shared);
+NL_MACHINE_HIDDEN int nl_machine_runnable_tasks(void);
+NL_MACHINE_HIDDEN uint32_t nl_machine_affinity_cpus(void);
+NL_MACHINE_HIDDEN uint32_t nl_machine_cgroup_cpus(void);
+
+#if defined(NL_SIM)
+
+NL_MACHINE_HIDDEN uint64_t nl_machine_ticks(void);
+NL_MACHINE_HIDDEN uint64_t nl_machine_ns(void);
+NL_MACHINE_HIDDEN void nl_cpu_relax(void);
+NL_MACHINE_HIDDEN int nl_machine_cpu(void);
+NL_MACHINE_HIDDEN void nl_machine_yield(void);
+
+#elif defined(NL_VERIFY)
+
+/* a time that never advances leaves every spin budget unspent */
+static inline uint64_t nl_machine_ticks(void) { return 0; }
+static inline uint64_t nl_machine_ns(void) { return 0; }
+static inline void nl_cpu_relax(void) {}
+static inline int nl_machine_cpu(void) { return -1; }
+static inline void nl_machine_yield(void) {}
+
+#else /* Linux */
+
+#include <sched.h>
+#include <time.h>
+
+static inline uint64_t nl_machine_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* x86: the time-stamp counter; aarch64: the virtual counter CNTVCT_EL0;
+ * elsewhere nanoseconds (include/numalock/clock.h reads the same) */
+static inline uint64_t nl_machine_ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+    uint64_t v;
+    __asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
+    return v;
+#else
+    return nl_machine_ns();
+#endif
+}
+
+static inline void nl_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+static inline int nl_machine_cpu(void) { return sched_getcpu(); }
+static inline void nl_machine_yield(void) { sched_yield(); }
+
+#endif
+#endif
