@@ -131,6 +131,9 @@ typedef struct {
     int tid;
 } tp_arg_t;
 
+void (*bench_window)(int begin, bench_record_t *r);
+const char *bench_meta;
+
 static void *tp_thread(void *p)
 {
     tp_arg_t *ta = p;
@@ -200,6 +203,8 @@ int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r
         nl_lock_stats(sh.lock, &s0);
         for (int i = 0; i < T; i++)
             start[i] = atomic_load_explicit(&sh.counters[i].ops, memory_order_relaxed);
+        if (bench_window)
+            bench_window(1, r);
         uint64_t t0 = nl_clock_ns();
         sleep_s(a->duration);
         for (int i = 0; i < T; i++)
@@ -214,6 +219,8 @@ int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r
             r->ops += r->per_thread_ops[i];
         r->throughput = secs > 0 ? (double)r->ops / secs : 0;
         r->fairness = bench_fairness(r->per_thread_ops, T);
+        if (bench_window)
+            bench_window(0, r);
         r->has_stats = 1;
         r->stats.acquisitions = s1.acquisitions - s0.acquisitions;
         r->stats.contended = s1.contended - s0.contended;
@@ -384,6 +391,8 @@ static void write_record(FILE *f, const bench_record_t *r)
     }
     if (r->extra[0])
         fprintf(f, ", %s", r->extra);
+    if (r->more[0])
+        fprintf(f, ", %s", r->more);
     fputc('}', f);
 }
 
@@ -409,8 +418,8 @@ static int write_json(bench_ctx_t *c, const char *path)
     json_str(f, host);
     nl_topology_t real;
     nl_topology_parse("auto", &real, NULL, 0);
-    fprintf(f, ", \"online_cpus\": %ld, \"real_nodes\": %d, \"workload\": ",
-            sysconf(_SC_NPROCESSORS_ONLN), real.nnodes);
+    fprintf(f, ", \"online_cpus\": %ld, \"real_nodes\": %d, %s%s\"workload\": ",
+            sysconf(_SC_NPROCESSORS_ONLN), real.nnodes, bench_meta ? bench_meta : "", bench_meta ? ", " : "");
     json_str(f, c->workload);
     fprintf(f, ", \"wait_policy\": ");
     json_str(f, nl_wait_policy_name());

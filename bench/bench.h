@@ -42,6 +42,7 @@ typedef struct bench_record {
     double ratio;                 /* to baseline; NaN: absent */
     char baseline[48];
     char extra[1024];             /* extra JSON members: "\"k\": v, \"k2\": v2" or "" */
+    char more[512];               /* the runner's members (the simulator's figures), same form */
 } bench_record_t;
 
 typedef struct bench_ctx {
@@ -73,6 +74,13 @@ typedef struct bench_workload {
     const char *const *text_opts;  /* options taking text, checked by run; NULL-terminated;
                                       the others must be non-negative integers */
 } bench_workload_t;
+
+/* The runner's additions (the simulator's, sim/main.c; the command leaves
+ * them NULL): bench_window(1, r) when a record's measured interval starts,
+ * bench_window(0, r) when it ends; bench_meta, further members of the JSON
+ * file's "meta" object ("\"k\": v, ..."). */
+extern void (*bench_window)(int begin, bench_record_t *r);
+extern const char *bench_meta;
 
 /* option lookup (value as given or default) */
 const char *bench_opt(const bench_ctx_t *c, const char *name);

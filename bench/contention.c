@@ -11,7 +11,8 @@
  * Deviation from the slides: each run lasts --duration seconds rather than a
  * fixed 1,000,000 iterations, so that every CPU contends until the end (with a
  * fixed count the first to finish leaves the others a quieter line).
- * A non-atomic counter in the critical section checks mutual exclusion.
+ * A non-atomic counter in the critical section checks mutual exclusion
+ * (--count 0 leaves it out: the slides' sections were empty).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -26,9 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "bench.h"
-#ifdef NL_HAVE_LIBNUMA
-#include <numa.h>
-#endif
+#include "nodes.h"
 
 #define CT_MAX_CPUS 1024
 #define CT_MAX_LINES 64
@@ -40,6 +39,7 @@ typedef struct {
     const char *placement;    /* fill, rr, or the list as given */
     int mem_node;             /* sysfs node id, -1: any */
     int lines;
+    int count;
     int real_nodes;
 } ct_plan_t;
 
@@ -51,6 +51,7 @@ typedef struct {
     const nl_lock_ops_t *ops;
     void *lock;
     uint64_t *counter;        /* non-atomic, in the critical section */
+    int count;                /* 0: no counter (an empty section, as in the slides) */
     uint64_t *data;           /* lines * 8 words */
     int lines;
 } ct_shared_t;
@@ -75,7 +76,8 @@ static void *ct_thread(void *p)
     atomic_fetch_add(&sh->started, 1);
     while (!atomic_load_explicit(&sh->stop, memory_order_relaxed)) {
         ops->acquire(lock);
-        (*sh->counter)++;
+        if (sh->count)
+            (*sh->counter)++;
         for (int k = 0; k < sh->lines; k++)
             sh->data[k * 8]++;
         ops->release(lock);
@@ -94,13 +96,6 @@ static int allowed_cpu(int cpu)
     return cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set);
 }
 
-static int sysfs_node_exists(int node)
-{
-    char path[96];
-    snprintf(path, sizeof path, "/sys/devices/system/node/node%d", node);
-    return access(path, F_OK) == 0;
-}
-
 /* the CPU order of --cpus; 0 or EINVAL with c->err set */
 static int make_plan(bench_ctx_t *c, ct_plan_t *p)
 {
@@ -108,7 +103,7 @@ static int make_plan(bench_ctx_t *c, ct_plan_t *p)
     const nl_topology_t *cur = nl_topology_current();
     static nl_topology_t real;
     nl_topology_parse("auto", &real, NULL, 0);
-    p->real_nodes = real.nnodes;
+    p->real_nodes = bench_real_nodes();
     /* fill/rr follow the nodes in use; a virtual topology has no CPUs: the real nodes */
     const nl_topology_t *t = cur->kind == NL_TOPO_VIRTUAL ? &real : cur;
     p->placement = spec;
@@ -194,107 +189,53 @@ static int parse_mem_node(bench_ctx_t *c, ct_plan_t *p)
     char *e;
     errno = 0;
     long n = strtol(v, &e, 10);
-    if (e == v || *e || errno || n < 0 || n >= 1024 || !sysfs_node_exists((int)n)) {
-        if (p->real_nodes == 1 && e != v && !*e && n == 0) {
-            p->mem_node = 0; /* no sysfs node folder: one node, 0 */
-            return 0;
-        }
+    if (e == v || *e || errno || n < 0 || n >= 1024 || !bench_node_exists((int)n)) {
         snprintf(c->err, sizeof c->err,
                  "bad value '%s' for --mem-node: expected any, or a NUMA node of this machine "
                  "(it has %d; see `numalock topo`)", v, p->real_nodes);
         return EINVAL;
     }
     p->mem_node = (int)n;
-    if (p->real_nodes > 1) {
-#ifdef NL_HAVE_LIBNUMA
-        if (numa_available() < 0) {
-            snprintf(c->err, sizeof c->err, "--mem-node %s: libnuma reports no NUMA support here", v);
-            return EINVAL;
-        }
-#else
-        snprintf(c->err, sizeof c->err,
-                 "--mem-node %s: placing memory on one of %d nodes needs libnuma (install libnuma-dev and rebuild)",
-                 v, p->real_nodes);
+    char why[256];
+    if (p->real_nodes > 1 && bench_numa_usable(why, sizeof why)) {
+        snprintf(c->err, sizeof c->err, "--mem-node %s: %s", v, why);
         return EINVAL;
-#endif
     }
     return 0;
-}
-
-/* memory for the lock, the counter and the data lines, on p->mem_node */
-static void *ct_alloc(const ct_plan_t *p, size_t bytes, int *placed)
-{
-    *placed = 0;
-#ifdef NL_HAVE_LIBNUMA
-    if (p->mem_node >= 0 && p->real_nodes > 1) {
-        void *m = numa_alloc_onnode(bytes, p->mem_node);
-        if (m)
-            *placed = 1;
-        return m;
-    }
-#endif
-    return aligned_alloc(4096, bytes);
-}
-
-static void ct_free(void *m, size_t bytes, int placed)
-{
-#ifdef NL_HAVE_LIBNUMA
-    if (placed) {
-        numa_free(m, bytes);
-        return;
-    }
-#endif
-    (void)bytes;
-    (void)placed;
-    free(m);
-}
-
-/* the node the page at m is on (sysfs id), or -1 when it cannot be told */
-static int page_node(void *m, const ct_plan_t *p)
-{
-#ifdef NL_HAVE_LIBNUMA
-    if (numa_available() >= 0) {
-        int status = -1;
-        void *pages[1] = { m };
-        if (numa_move_pages(0, 1, pages, NULL, &status, 0) == 0 && status >= 0)
-            return status;
-    }
-#endif
-    return p->real_nodes == 1 ? 0 : -1;
 }
 
 static int ct_run_one(bench_ctx_t *c, const ct_plan_t *p, const nl_lock_ops_t *ops, int T, bench_record_t *r)
 {
     size_t lock_bytes = (ops->size + 63) & ~(size_t)63;
     size_t bytes = (lock_bytes + 64 + (size_t)p->lines * 64 + 4095) & ~(size_t)4095;
-    int placed;
-    unsigned char *mem = ct_alloc(p, bytes, &placed);
+    int placed; /* memory for the lock, the counter and the data lines, on p->mem_node */
+    unsigned char *mem = bench_alloc_on_node(bytes, p->real_nodes > 1 ? p->mem_node : -1, &placed);
     ct_thread_t *th = aligned_alloc(64, (size_t)T * sizeof *th);
     pthread_t *tid = malloc((size_t)T * sizeof *tid);
     ct_shared_t *sh = aligned_alloc(64, sizeof *sh);
     r->per_thread_ops = calloc((size_t)T, sizeof(uint64_t));
     if (!mem || !th || !tid || !sh || !r->per_thread_ops) {
         if (mem)
-            ct_free(mem, bytes, placed);
+            bench_free_on_node(mem, bytes, placed);
         free(th); free(tid); free(sh);
         snprintf(c->err, sizeof c->err, "out of memory for %d threads", T);
         return ENOMEM;
     }
-    memset(mem, 0, bytes); /* first touch: the pages land on the chosen node */
     memset(sh, 0, sizeof *sh);
     sh->ops = ops;
     sh->lock = mem;
     sh->counter = (uint64_t *)(mem + lock_bytes);
+    sh->count = p->count;
     sh->data = (uint64_t *)(mem + lock_bytes + 64);
     sh->lines = p->lines;
     int rc = ops->init ? ops->init(mem, NULL) : 0;
     if (rc) {
         snprintf(c->err, sizeof c->err, "cannot create lock '%s': %s", ops->name, strerror(rc));
-        ct_free(mem, bytes, placed);
+        bench_free_on_node(mem, bytes, placed);
         free(th); free(tid); free(sh);
         return rc;
     }
-    int lock_node = page_node(mem, p);
+    int lock_node = bench_page_node(mem);
     int created = 0;
     for (int i = 0; i < T; i++) {
         th[i] = (ct_thread_t){ .sh = sh };
@@ -319,6 +260,8 @@ static int ct_run_one(bench_ctx_t *c, const ct_plan_t *p, const nl_lock_ops_t *o
         atomic_store_explicit(&sh->go, 1, memory_order_release);
         while (atomic_load(&sh->started) < T) /* a busy machine may be slow to run them all */
             sched_yield();
+        if (bench_window)
+            bench_window(1, r);
         struct timespec ts = { (time_t)c->duration, (long)((c->duration - (double)(time_t)c->duration) * 1e9) };
         while (nanosleep(&ts, &ts) && errno == EINTR)
             ;
@@ -344,7 +287,7 @@ static int ct_run_one(bench_ctx_t *c, const ct_plan_t *p, const nl_lock_ops_t *o
             off += (size_t)snprintf(rates + off, off < sizeof rates ? sizeof rates - off : 0, "%s%.0f",
                                     i ? ", " : "", rate);
         }
-        if (*sh->counter != r->ops) {
+        if (sh->count && *sh->counter != r->ops) {
             snprintf(c->err, sizeof c->err,
                      "lock '%s' lost mutual exclusion at %d threads: %llu acquisitions counted %llu",
                      ops->name, T, (unsigned long long)r->ops, (unsigned long long)*sh->counter);
@@ -353,6 +296,8 @@ static int ct_run_one(bench_ctx_t *c, const ct_plan_t *p, const nl_lock_ops_t *o
         r->duration_s = maxs;
         r->throughput = sum_rate;
         r->fairness = bench_fairness(r->per_thread_ops, T);
+        if (bench_window)
+            bench_window(0, r);
         char cpus[1024 * 6] = "", nodes[1024 * 6] = "";
         size_t o1 = 0, o2 = 0;
         for (int i = 0; i < T; i++) {
@@ -386,7 +331,7 @@ static int ct_run_one(bench_ctx_t *c, const ct_plan_t *p, const nl_lock_ops_t *o
     }
     if (ops->destroy)
         ops->destroy(mem);
-    ct_free(mem, bytes, placed);
+    bench_free_on_node(mem, bytes, placed);
     free(th);
     free(tid);
     free(sh);
@@ -454,6 +399,13 @@ static int ct_run(bench_ctx_t *c)
         return EINVAL;
     }
     p->lines = (int)lines;
+    long count = bench_opt_long(c, "count");
+    if (count > 1) {
+        snprintf(c->err, sizeof c->err, "bad value '%ld' for --count: 1 counts every section (the check of "
+                 "mutual exclusion), 0 leaves the section empty", count);
+        return EINVAL;
+    }
+    p->count = (int)count;
     for (size_t ti = 0; ti < c->nthreads; ti++)
         if (c->threads[ti] > p->norder) {
             snprintf(c->err, sizeof c->err,
@@ -481,6 +433,7 @@ static const bench_opt_t ct_opts[] = {
     },
     { "mem-node", "any", "NUMA node of the lock and data lines (sysfs id; libnuma), or any" },
     { "lines", "0", "data cache lines written in each critical section (on the same node)" },
+    { "count", "1", "1: a counter in each critical section checks mutual exclusion; 0: empty sections, as the slides'" },
     { NULL, NULL, NULL },
 };
 

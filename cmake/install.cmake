@@ -18,7 +18,7 @@ include(CMakePackageConfigHelpers)
 set(NL_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/numalock)
 set(NL_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/numalock)
 set(NL_DATA_FILES bench/default-suite.txt bench/quick-suite.txt bench/apps-suite.txt scripts/report.py
-  scripts/compare.py scripts/requirements.txt)
+  scripts/compare.py scripts/requirements.txt sim/machines.txt)
 
 # bindir -> datadir, bindir -> libdir, relative, for tools/paths.c
 file(RELATIVE_PATH NL_REL_DATADIR ${CMAKE_INSTALL_FULL_BINDIR}
@@ -46,6 +46,9 @@ install(TARGETS numalock numalock_static EXPORT numalockTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS numalock_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+if(TARGET numalock_sim)
+  install(TARGETS numalock_sim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
 if(TARGET numalock_preload)
   install(TARGETS numalock_preload LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()

@@ -45,6 +45,9 @@ static void usage(FILE *f)
             "                                         (numalock compare --help: every option)\n"
             "  calibrate sanl [--threads N] [--duration S] [--out FILE] [--dry-run]\n"
             "                                         measure SANL's thresholds on this machine\n"
+            "  sim WORKLOAD --machine NAME [--virtual-ms MS] [--seed N] [--placement spread|fill]\n"
+            "      [--lock A,B] [--threads 1,2] [workload options] [--json FILE]\n"
+            "                                         the workload on a simulated machine (sim --machines)\n"
             "topology SPEC: auto | sysfs:DIR | virtual:N | virtual:NxM... | cpus:LIST/LIST/... | measured   (also NUMALOCK_TOPOLOGY)\n"
             "workloads:\n");
     bench_list_workloads(f);
@@ -703,8 +706,11 @@ int main(int argc, char **argv)
         return nl_cli_calibrate(argc - 1, argv + 1);
     if (!strcmp(cmd, "compare"))
         return cmd_compare(argc - 1, argv + 1);
+    if (!strcmp(cmd, "sim"))
+        return nl_cli_sim(argc - 1, argv + 1);
     fprintf(stderr,
-            "numalock: unknown command '%s': valid commands are list, topo, bench, report, run, compare, calibrate\n",
+            "numalock: unknown command '%s': valid commands are list, topo, bench, report, run, compare, calibrate, "
+            "sim\n",
             cmd);
     return 2;
 }

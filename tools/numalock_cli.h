@@ -13,6 +13,8 @@ int nl_cli_topo_measure(int argc, char **argv);
 void nl_cli_topo_distances(int json);
 /* `numalock calibrate sanl` (tools/calibrate.c); argv[0] is "calibrate". */
 int nl_cli_calibrate(int argc, char **argv);
+/* `numalock sim`: runs numalock-sim (tools/sim.c) */
+int nl_cli_sim(int argc, char **argv);
 /* list --json: a lock's extra members ("thresholds": sanl's, with their source) */
 struct nl_lock_ops;
 void nl_cli_list_lock_json(const struct nl_lock_ops *o);
