@@ -35,6 +35,7 @@ FOOTPRINT_WORKLOAD = "footprint"
 C2C_WORKLOAD = "c2c"  # `numalock topo --measure --json`: one latency matrix per record
 COMPARE_WORKLOAD = "compare"  # `numalock compare --json`: a program under glibc and each lock
 WORKLOAD_ORDER = THROUGHPUT_WORKLOADS + (LATENCY_WORKLOAD, FOOTPRINT_WORKLOAD)
+SIMULATED = "simulated "  # a group's topology for `numalock sim` records: "simulated MACHINE"
 
 # Numeric fields that, when present and not null, must be numbers.
 NUMERIC_FIELDS = (
@@ -164,6 +165,8 @@ def group_runs(runs: list[Run]) -> list[Group]:
     for run in runs:
         for rec in run.records:
             topo = rec.get("topology") or "default"
+            if rec.get("machine"):  # `numalock sim`: one group per simulated machine
+                topo = SIMULATED + str(rec["machine"])
             key = (rec["workload"], topo)
             grp = groups.get(key)
             if grp is None:
@@ -627,7 +630,16 @@ def _image(lines: list[str], alt: str, name: str) -> None:
 
 def section_throughput(grp: Group, directory: Path, written: list[Path]) -> list[str]:
     base = f"{slug(grp.workload)}_{slug(grp.topology)}"
-    lines = [f"## {grp.workload} \u2014 topology `{grp.topology}`", ""]
+    simulated = grp.topology.startswith(SIMULATED)
+    if simulated:
+        machine = grp.topology[len(SIMULATED):]
+        lines = [f"## Simulated machines: {grp.workload} on `{machine}`", "",
+                 "The library's own lock code on the simulator's model of this machine, in virtual time "
+                 "(`numalock sim`; the model, its parameters and sources: docs/SIMULATION.md). The same "
+                 "workload on this 2-core machine is in the sections above; the simulated figures are what "
+                 "the locks are for: hand-overs between sockets cost what they cost there.", ""]
+    else:
+        lines = [f"## {grp.workload} \u2014 topology `{grp.topology}`", ""]
     if len(grp.files) > 1:
         lines += [f"From {len(grp.files)} files: " + ", ".join(f"`{f}`" for f in grp.files) + ".", ""]
     levels = crossing_levels(grp)
@@ -656,6 +668,8 @@ def section_throughput(grp: Group, directory: Path, written: list[Path]) -> list
     headers += ["throughput (ops/s)", ratio_head, "remote share"]
     headers += [f"crossed {lv}" for lv in levels]
     headers += ["fairness", "hand-overs"]
+    if simulated:
+        headers += ["misses/op", "remote misses/op"]
     if multi_file:
         headers.append("file")
 
@@ -676,6 +690,8 @@ def section_throughput(grp: Group, directory: Path, written: list[Path]) -> list
         row += [fmt_int(rec.get("throughput_ops_per_s")), ratio, fmt_float(rec.get("remote_share"))]
         row += [fmt_float(metric_value(rec, f"crossed:{lv}")) for lv in levels]
         row += [fmt_float(rec.get("fairness_factor")), fmt_int(rec.get("handovers"))]
+        if simulated:
+            row += [fmt_float(rec.get("sim_misses_per_op")), fmt_float(rec.get("sim_llc_misses_per_op"))]
         if multi_file:
             row.append(rec["_file"])
         rows.append(row)

@@ -590,7 +590,8 @@ static int cmd_report(int argc, char **argv)
         if (!*s || *s == '#')
             continue;
         /* A line is a `numalock bench` command without its first two words,
-         * or a `numalock compare` command ("compare ..."). Its --json and
+         * or a `numalock compare` or `numalock sim` command ("compare ...",
+         * "sim ..."). Its --json and
          * --plot files (before a compare line's "--") go to the output folder. */
         char *words[64];
         int n = split_words(s, words, 63);
@@ -599,7 +600,7 @@ static int cmd_report(int argc, char **argv)
             failed = 1;
             continue;
         }
-        int compare = !strcmp(words[0], "compare");
+        int compare = !strcmp(words[0], "compare"), sim = !strcmp(words[0], "sim");
         char outpaths[2][PATH_MAX + 256];
         int nout = 0;
         for (int k = 0; k + 1 < n && strcmp(words[k], "--"); k++)
@@ -614,7 +615,7 @@ static int cmd_report(int argc, char **argv)
             fclose(f);
             return 1;
         }
-        fputs(compare ? "numalock" : "numalock bench", cf);
+        fputs(compare || sim ? "numalock" : "numalock bench", cf);
         for (int k = 0; k < n; k++) {
             fputc(' ', cf);
             shell_word(cf, words[k]);
@@ -629,7 +630,7 @@ static int cmd_report(int argc, char **argv)
             signal(SIGINT, SIG_DFL);
             signal(SIGTERM, SIG_DFL);
             signal(SIGHUP, SIG_DFL);
-            int rc = compare ? cmd_compare(n, words) : bench_main(n, words, cmd);
+            int rc = compare ? cmd_compare(n, words) : sim ? nl_cli_sim(n, words) : bench_main(n, words, cmd);
             fflush(NULL);
             _exit(rc);
         }

@@ -9,9 +9,8 @@ one more transfer of the lock's line per contended acquisition. So two
 parameters of the E7 v2 are set here, each by bisection until the
 geometric mean of predicted/published over its rows is 1:
   - c2c_domain_ns (= c2c_socket_ns), on the 1-socket rows (table 1s);
-  - remote1_ns (and mem_remote1_ns in proportion), on the rows that cross
-    sockets in the 2-socket tables (2s, the round-robin rows of 2s-rr, the
-    rows of 2s-grow past 15 cores).
+  - remote1_ns, on the rows that cross sockets in the 2-socket tables (2s,
+    the round-robin rows of 2s-rr, the rows of 2s-grow past 15 cores).
 Prints the values to put into sim/machines.txt for every hp-* machine.
 
 usage: calibrate_hp.py NUMALOCK_SIM [--virtual-ms MS] [--jobs N]
@@ -83,11 +82,10 @@ def main():
              (r["table"] == "2s-grow" and r["cores"] > 15)]
     print("c2c_domain_ns on the 1-socket rows:")
     c2c = bisect(a, one, {}, {"c2c_domain_ns": 1, "c2c_socket_ns": 1}, 5, 80)
-    print("remote1_ns on the rows that cross sockets (mem_remote1_ns = remote1_ns x 197/130):")
+    print("remote1_ns on the rows that cross sockets:")
     fixed = {"c2c_domain_ns": c2c, "c2c_socket_ns": c2c}
-    rem = bisect(a, cross, fixed, {"remote1_ns": 1, "mem_remote1_ns": 197 / 130}, 20, 300)
-    print("calibrated: c2c_domain_ns = c2c_socket_ns = %.1f, remote1_ns = %.1f, mem_remote1_ns = %.1f" %
-          (c2c, rem, rem * 197 / 130))
+    rem = bisect(a, cross, fixed, {"remote1_ns": 1}, 20, 300)
+    print("calibrated: c2c_domain_ns = c2c_socket_ns = %.1f, remote1_ns = %.1f" % (c2c, rem))
     return 0
 
 
