@@ -118,6 +118,7 @@ typedef struct {
 
 typedef struct {
     const bench_tp_args_t *a;
+    const nl_topology_t *pin;      /* bind thread i to node i mod nnodes of this topology, or NULL */
     nl_lock_t *lock;
     tp_counter_t *counters;
     _Atomic int stop;
@@ -141,6 +142,15 @@ static void *tp_thread(void *p)
     int tid = ta->tid;
     if (sh->virtual_topo) /* round-robin over the finest domains (the nodes of virtual:N) */
         nl_thread_set_leaf(tid % sh->nleaves);
+    if (sh->pin) { /* --pin nodes: the CPUs of node tid mod nodes */
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        for (int cpu = 0; cpu < sh->pin->ncpus && cpu < CPU_SETSIZE; cpu++)
+            if (sh->pin->cpu_to_node[cpu] == tid % sh->pin->nnodes)
+                CPU_SET(cpu, &set);
+        if (CPU_COUNT(&set))
+            sched_setaffinity(0, sizeof set, &set);
+    }
     if (sh->a->thread_init)
         sh->a->thread_init(sh->a->state, tid);
     atomic_fetch_add(&sh->ready, 1);
@@ -168,6 +178,7 @@ int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r
     const nl_topology_t *topo = nl_topology_current();
     sh.nleaves = topo->ndomains[0];
     sh.virtual_topo = topo->kind == NL_TOPO_VIRTUAL;
+    sh.pin = c->pin_nodes && !sh.virtual_topo ? topo : NULL;
     sh.lock = nl_lock_create_ops(a->ops, &attr);
     if (!sh.lock) {
         snprintf(c->err, sizeof c->err, "cannot create lock '%s': %s", a->ops->name, strerror(errno));
@@ -551,7 +562,7 @@ int bench_main(int argc, char **argv, const char *command_line)
     c->opts = w->opts;
     snprintf(c->command, sizeof c->command, "%s", command_line);
     const char *lock_spec = w->default_locks, *threads_spec = w->default_threads;
-    const char *duration_spec = w->default_duration, *topo_spec = NULL;
+    const char *duration_spec = w->default_duration, *topo_spec = NULL, *pin_spec = NULL;
     int rc = 2;
     {
         /* the command's one option parser (tools/opts.h): the common options,
@@ -567,6 +578,8 @@ int bench_main(int argc, char **argv, const char *command_line)
                                 &topo_spec, NULL };
         opts[n++] = (nl_opt_t){ "--json", "FILE", "the JSON file to write", &c->json_path, NULL };
         opts[n++] = (nl_opt_t){ "--quiet", NULL, "no table", NULL, &c->quiet };
+        opts[n++] = (nl_opt_t){ "--pin", "nodes|none", "nodes: thread i runs on the CPUs of node i mod nodes "
+                                "(topologies with CPUs; the default none leaves placement to the OS)", &pin_spec, NULL };
         for (int k = 0; w->opts && w->opts[k].name && k < 32 && n < 47; k++) {
             snprintf(names[k], sizeof names[k], "--%s", w->opts[k].name);
             opts[n++] = (nl_opt_t){ names[k], "N", w->opts[k].help, &c->optval[k], NULL };
@@ -611,6 +624,11 @@ int bench_main(int argc, char **argv, const char *command_line)
             goto fail;
         }
     }
+    if (pin_spec && strcmp(pin_spec, "nodes") && strcmp(pin_spec, "none")) {
+        snprintf(c->err, sizeof c->err, "bad value '%s' for --pin: valid choices are nodes and none", pin_spec);
+        goto fail;
+    }
+    c->pin_nodes = pin_spec && !strcmp(pin_spec, "nodes");
     if (topo_spec) {
         if (nl_topology_set(topo_spec, c->err, sizeof c->err))
             goto fail;

@@ -61,6 +61,7 @@ typedef struct bench_ctx {
     size_t nrecords, caprecords;
     char err[512];
     int quiet;
+    int pin_nodes;                 /* --pin nodes: thread i bound to the CPUs of node i mod nodes */
 } bench_ctx_t;
 
 typedef struct bench_workload {

@@ -174,6 +174,28 @@ boot() {
     return "$rc"
 }
 
+# the 2-node guest's kvmap figures (tests/numa/guest.sh: KVMAP-REAL lines)
+# beside the simulator's for its model, the machine qemu-2n (docs/SIMULATION.md)
+side_by_side() {
+    local log=$WORK/guest-2.log sim=$BUILD/bin/numalock-sim out line lock real model
+    grep -q '^KVMAP-REAL' "$log" 2>/dev/null || return 0
+    [ -x "$sim" ] || { echo "numa-test: no simulator in $BUILD: the guest's kvmap figures alone"; return 0; }
+    out=$WORK/sim-qemu-2n.json
+    NUMALOCK_WAIT=yield NUMALOCK_CNA_FAIRNESS=time:100ms "$sim" kvmap --machine qemu-2n --lock cna,qspinlock-cna,mcs --threads 8 --virtual-ms 200 \
+        --pin nodes --quiet --json "$out" >/dev/null 2>&1 || { echo "numa-test: the simulator failed on qemu-2n"; return 0; }
+    line="numa-test: kvmap, 8 threads bound to 2 nodes, waiters that yield, CNA's stay 100 ms: remote share in"
+    line="$line the guest / in its model"
+    line="$line (numalock sim --machine qemu-2n):"
+    for lock in cna qspinlock-cna mcs; do
+        real=$(sed -n "s/^KVMAP-REAL lock=$lock share=\([^ ]*\) handovers=\([0-9]*\).*/\1 (\2 hand-overs)/p" "$log" | tail -1)
+        model=$(python3 -c 'import json,sys
+for r in json.load(open(sys.argv[1]))["records"]:
+    if r["lock"] == sys.argv[2]: print("%.3f (%d hand-overs)" % (r["remote_share"], r["handovers"]))' "$out" "$lock")
+        line="$line $lock $real / $model;"
+    done
+    echo "${line%;}"
+}
+
 start=$(date +%s)
 status=0
 for g in ${GUESTS//,/ }; do
@@ -187,6 +209,7 @@ for g in ${GUESTS//,/ }; do
     else
         echo "numa-test: the $g guest passed"
     fi
+    [ "$g" = 2 ] && side_by_side
 done
 if [ $SELFCHECK = 1 ] && [ -z "$EXPECT" ]; then
     boot 2 3 topo >/dev/null

@@ -146,6 +146,7 @@ sim_fiber_t *sim_fiber_create(void *(*fn)(void *), void *arg, int cpu)
 
 void sim_fiber_switch(sim_fiber_t *from, sim_fiber_t *to)
 {
+    to->state = SIM_RUNNING;
     if (from == to)
         return;
     sim_switches++;

@@ -346,3 +346,15 @@ int sim_futex_wake(void *word, int n)
     sim_advance(0);
     return woken;
 }
+
+/* the running fiber moves to another CPU (sched_setaffinity): it gives up
+ * its own and takes the new one, or waits in its queue */
+void sim_move_cpu(sim_fiber_t *f, int cpu)
+{
+    cpu_release(f, f->clock);
+    f->cpu = cpu;
+    f->clock += sim_m.c_yield; /* a migration: about a pass through the scheduler */
+    f->state = SIM_READY;
+    make_ready(f);
+    run_next();
+}

@@ -151,6 +151,34 @@ int __wrap_sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
 
 int __wrap_sched_getcpu(void) { return nl_machine_cpu(); }
 
+/* the calling thread moves to a CPU of the set: its own if the set has it,
+ * else the first that no other live thread has, else the first */
+int __wrap_sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
+{
+    sim_fiber_t *me = sim_cur;
+    if (pid || !me || me->cpu < 0)
+        return 0;
+    if (me->cpu < (int)(size * 8) && CPU_ISSET_S((size_t)me->cpu, size, set))
+        return 0;
+    int first = -1, free_cpu = -1;
+    for (int c = 0; c < sim_m.ncpus && c < (int)(size * 8) && free_cpu < 0; c++) {
+        if (!CPU_ISSET_S((size_t)c, size, set))
+            continue;
+        first = first < 0 ? c : first;
+        int used = 0;
+        for (int i = 1; i < sim_nfibers && !used; i++)
+            used = sim_fibers[i] && sim_fibers[i] != me && sim_fibers[i]->state != SIM_DONE && sim_fibers[i]->cpu == c;
+        free_cpu = used ? -1 : c;
+    }
+    int to = free_cpu >= 0 ? free_cpu : first;
+    if (to < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    sim_move_cpu(me, to);
+    return 0;
+}
+
 /* ---- pthread_once: the first caller runs the routine; the others wait -------- */
 int __wrap_pthread_once(pthread_once_t *once, void (*fn)(void))
 {

@@ -130,6 +130,7 @@ void sim_wake(sim_fiber_t *f, sim_time_t t);
 /* The fiber ends (never returns). */
 void sim_exit_fiber(void *ret) __attribute__((noreturn));
 sim_time_t sim_now(void);
+void sim_move_cpu(sim_fiber_t *f, int cpu);   /* the running fiber changes CPU */
 uint64_t sim_random(void);                 /* the scheduler's seeded generator */
 int sim_runnable(void);                    /* fibers ready or running */
 
