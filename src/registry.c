@@ -1,43 +1,18 @@
-/* Registry: algorithm name -> operations table and properties.
- * A lock is listed here only once it passes the stress harness and TSan
- * (tests/CMakeLists.txt keeps the same list; a test checks they agree). */
+/* Registry: algorithm name -> operations table and properties. The list is
+ * src/locks/registry.def (the build reads it too; a test checks that each
+ * line's name is its table's). */
 #include <stdio.h>
 #include <string.h>
 #include "internal.h"
 
-extern const nl_lock_ops_t nl_ops_tas, nl_ops_ttas, nl_ops_ticket, nl_ops_mcs, nl_ops_hbo,
-    nl_ops_pthread;
-extern const nl_lock_ops_t nl_ops_cna, nl_ops_cna_opt, nl_ops_qspinlock, nl_ops_qspinlock_cna;
-extern const nl_lock_ops_t nl_ops_c_bo_mcs, nl_ops_c_tkt_tkt, nl_ops_hmcs, nl_ops_hmcs_n, nl_ops_c_tkt_n;
-extern const nl_lock_ops_t nl_ops_cst_mutex, nl_ops_cst_rwsem, nl_ops_pthread_rwlock;
-extern const nl_lock_ops_t nl_ops_sanl, nl_ops_fc;
-extern const nl_lock_ops_t nl_ops_futex_rwlock;
-extern const nl_lock_ops_t nl_ops_shfl, nl_ops_shfl_block;
+#define NL_LOCK(sym, name) extern const nl_lock_ops_t nl_ops_##sym;
+#include "locks/registry.def"
+#undef NL_LOCK
 
 static const nl_lock_ops_t *const registry[] = {
-    &nl_ops_pthread,
-    &nl_ops_tas,
-    &nl_ops_ttas,
-    &nl_ops_ticket,
-    &nl_ops_mcs,
-    &nl_ops_hbo,
-    &nl_ops_cna,
-    &nl_ops_cna_opt,
-    &nl_ops_qspinlock,
-    &nl_ops_qspinlock_cna,
-    &nl_ops_shfl,
-    &nl_ops_shfl_block,
-    &nl_ops_c_bo_mcs,
-    &nl_ops_c_tkt_tkt,
-    &nl_ops_hmcs,
-    &nl_ops_hmcs_n,
-    &nl_ops_c_tkt_n,
-    &nl_ops_cst_mutex,
-    &nl_ops_cst_rwsem,
-    &nl_ops_pthread_rwlock,
-    &nl_ops_futex_rwlock,
-    &nl_ops_sanl,
-    &nl_ops_fc,
+#define NL_LOCK(sym, name) &nl_ops_##sym,
+#include "locks/registry.def"
+#undef NL_LOCK
 };
 
 #define N_LOCKS (sizeof registry / sizeof registry[0])
