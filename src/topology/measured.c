@@ -1,7 +1,7 @@
 /* Core-to-core latency: two threads pinned to a CPU pair bounce one
  * cache line, by compare-and-swap or by plain stores; the best of several
  * rounds is the pair's one-way latency. And the stored measurement behind
- * `--topology measured`. The library never prints: progress goes through a
+ * `--topology measured` (measured.h: the spec it gives; topology.c parses it). The library never prints: progress goes through a
  * callback. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "numalock/measure.h"
+#include "measured.h"
 
 #define STOP_VALUE UINT64_MAX /* odd: seen by the responder, which then leaves */
 #define CALIBRATE_TRIPS 32
@@ -350,37 +351,32 @@ int nl_measured_load(const char *path, const int *cpus, int n, char *spec, size_
     return 0;
 }
 
-int nl_topology_parse_measured(nl_topology_t *out, char *err, size_t errlen)
+int nl_measured_spec(char *spec, size_t speclen, char *err, size_t errlen)
 {
-    char spec[NL_C2C_MAX_CPUS * 6 + 64];
     char path[4096], e2[256];
     int cpus[NL_C2C_MAX_CPUS];
     int n = nl_affinity_cpus(cpus, NL_C2C_MAX_CPUS);
     nl_measured_path(path, sizeof path);
-    if (nl_measured_load(path, cpus, n, spec, sizeof spec)) {
-        nl_c2c_opts_t o = { .cpus = cpus, .ncpus = n, .budget_s = 10 };
-        nl_c2c_t m;
-        nl_clusters_t *c = malloc(sizeof *c);
-        if (!c)
-            return ENOMEM;
-        int rc = nl_c2c_measure(&o, &m, e2, sizeof e2);
-        if (!rc)
-            rc = nl_cluster_latency(m.ns, m.n, NL_CLUSTER_MIN_CLARITY, c);
-        if (rc) {
-            if (err && errlen)
-                snprintf(err, errlen, "topology 'measured': measuring failed: %s", rc == EINVAL ? "bad matrix" : e2);
-            nl_c2c_free(&m);
-            free(c);
-            return rc;
-        }
-        measured_spec(&m, c, spec, sizeof spec);
-        nl_measured_store(path, &m, c, e2, sizeof e2); /* best effort: the result is used anyway */
+    if (nl_measured_load(path, cpus, n, spec, speclen) == 0)
+        return 0;
+    nl_c2c_opts_t o = { .cpus = cpus, .ncpus = n, .budget_s = 10 };
+    nl_c2c_t m;
+    nl_clusters_t *c = malloc(sizeof *c);
+    if (!c)
+        return ENOMEM;
+    int rc = nl_c2c_measure(&o, &m, e2, sizeof e2);
+    if (!rc)
+        rc = nl_cluster_latency(m.ns, m.n, NL_CLUSTER_MIN_CLARITY, c);
+    if (rc) {
+        if (err && errlen)
+            snprintf(err, errlen, "topology 'measured': measuring failed: %s", rc == EINVAL ? "bad matrix" : e2);
         nl_c2c_free(&m);
         free(c);
-    }
-    int rc = nl_topology_parse(spec, out, err, errlen);
-    if (rc)
         return rc;
-    snprintf(out->spec, sizeof out->spec, "measured");
+    }
+    measured_spec(&m, c, spec, speclen);
+    nl_measured_store(path, &m, c, e2, sizeof e2); /* best effort: the result is used anyway */
+    nl_c2c_free(&m);
+    free(c);
     return 0;
 }

@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include "node.h"
 #include "levels.h"
+#include "cpulist.h"
+#include "measured.h"
 #include "../core/roomy.h"
 #include "numalock/measure.h"
 
@@ -36,63 +38,10 @@ static void set_err(char *err, size_t len, const char *fmt, const char *a)
     "domains; up to 4 factors, at most 64 nodes and 1024 cache domains), cpus:LIST/LIST/... (e.g. "   \
     "cpus:0-3/4-7; a node's cache domains split by '|': cpus:0-1|2-3/4-5|6-7), measured"
 
-/* One CPU number of a list at *s (before end): -1 when there is no digit or
- * the number reaches NL_MAX_CPUS. */
-static int cpulist_number(const char **s, const char *end, long *v)
-{
-    if (*s == end || !isdigit((unsigned char)**s))
-        return -1;
-    for (*v = 0; *s < end && isdigit((unsigned char)**s); (*s)++)
-        if ((*v = *v * 10 + (**s - '0')) >= NL_MAX_CPUS)
-            return -1;
-    return 0;
-}
-
-/* The CPU-list parser: marks each CPU in set[] (zeroed by the caller; a CPU
- * already marked is an error) and, when cpus is not NULL, appends it there
- * (at most max). The count, or -1. */
-static int cpulist_scan(const char *s, const char *end, unsigned char *set, int *cpus, int max)
-{
-    int n = 0;
-    if (s == end)
-        return -1;
-    while (s < end) {
-        long a, b;
-        if (cpulist_number(&s, end, &a))
-            return -1;
-        b = a;
-        if (s < end && *s == '-') {
-            s++;
-            if (cpulist_number(&s, end, &b))
-                return -1;
-        }
-        if (b < a)
-            return -1;
-        for (long c = a; c <= b; c++) {
-            if (set[c] || (cpus && n >= max))
-                return -1;
-            set[c] = 1;
-            if (cpus)
-                cpus[n] = (int)c;
-            n++;
-        }
-        if (s < end && (*s != ',' || ++s == end))
-            return -1;
-    }
-    return n;
-}
-
-int nl_cpulist_parse(const char *s, size_t len, int *cpus, int max)
-{
-    unsigned char set[NL_MAX_CPUS];
-    memset(set, 0, sizeof set);
-    return cpulist_scan(s, s + len, set, cpus, max);
-}
-
 /* A CPU list into a bitmap over [0, NL_MAX_CPUS), zeroed by the caller; -1 on a bad list. */
 static int parse_cpulist(const char *s, const char *end, unsigned char *set)
 {
-    return cpulist_scan(s, end, set, NULL, 0) < 0 ? -1 : 0;
+    return nl_cpulist_scan(s, end, set, NULL, 0) < 0 ? -1 : 0;
 }
 
 static int read_file_line(const char *path, char *buf, size_t len)
@@ -233,6 +182,20 @@ int nl_topology_parse(const char *spec, nl_topology_t *out, char *err, size_t er
     return rc;
 }
 
+/* `--topology measured`: the clustering of the stored measurement (measured.c
+ * measures first when there is none for the CPUs this process may use) */
+int nl_topology_parse_measured(nl_topology_t *out, char *err, size_t errlen)
+{
+    char spec[NL_MEASURED_SPEC_MAX];
+    int rc = nl_measured_spec(spec, sizeof spec, err, errlen);
+    if (!rc)
+        rc = nl_topology_parse(spec, out, err, errlen);
+    if (rc)
+        return rc;
+    snprintf(out->spec, sizeof out->spec, "measured");
+    return 0;
+}
+
 static int parse_spec(const char *spec, nl_topology_t *out, char *err, size_t errlen)
 {
     if (!spec || !*spec) {
@@ -242,7 +205,7 @@ static int parse_spec(const char *spec, nl_topology_t *out, char *err, size_t er
     memset(out, 0, sizeof *out);
     if (!strcmp(spec, "auto"))
         return parse_auto(out);
-    if (!strcmp(spec, "measured")) /* the stored latency clustering (measured.c) */
+    if (!strcmp(spec, "measured")) /* the stored latency clustering (above) */
         return nl_topology_parse_measured(out, err, errlen);
     if (!strncmp(spec, "virtual:", 8))
         return parse_virtual(spec, out, err, errlen);
