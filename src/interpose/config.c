@@ -46,18 +46,6 @@ pid_t nlp_gettid(void) { return nlp_tls_tid = (pid_t)syscall(SYS_gettid); }
 
 static void atfork_child(void) { nlp_tls_tid = 0; }
 
-void nlp_say(const char *msg)
-{
-    size_t n = strlen(msg);
-    while (n) {
-        ssize_t w = write(2, msg, n);
-        if (w <= 0)
-            return;
-        msg += w;
-        n -= (size_t)w;
-    }
-}
-
 /* "numalock preload: VAR='value' is not valid: REASON; using DEFAULT\n" */
 static void bad_env(const char *var, const char *value, const char *reason, const char *fallback)
 {
@@ -170,7 +158,7 @@ static void configure_spin(void)
 
 static void configure_stats(const char *lock_name)
 {
-    unsigned top = 20;
+    nlp_profile_opts_t o = { .top = 20 };
     const char *t = getenv(NLP_ENV_STATS_TOP);
     if (t && *t) {
         char *end;
@@ -179,18 +167,17 @@ static void configure_stats(const char *lock_name)
         if (errno || end == t || *end || v < 1 || v > 1000000)
             bad_env(NLP_ENV_STATS_TOP, t, "expected a number of rows from 1 to 1000000", "20");
         else
-            top = (unsigned)v;
+            o.top = (unsigned)v;
     }
-    nlp_g.stats_top = top;
     char why[256];
     const char *v = getenv(NLP_ENV_STATS_STACKS);
-    if (v && *v && nlp_parse_stats_stacks(v, &nlp_g.stats_stacks, why, sizeof why))
+    if (v && *v && nlp_parse_stats_stacks(v, &o.stacks, why, sizeof why))
         bad_env(NLP_ENV_STATS_STACKS, v, why, "0 (no stacks)");
     v = getenv(NLP_ENV_STATS_FORMAT);
-    if (v && *v && nlp_parse_stats_format(v, &nlp_g.stats_json, why, sizeof why))
+    if (v && *v && nlp_parse_stats_format(v, &o.json, why, sizeof why))
         bad_env(NLP_ENV_STATS_FORMAT, v, why, "text");
     if (env_bool(NLP_ENV_STATS, 0))
-        nlp_g.stats = nlp_profile_init(lock_name) == 0;
+        nlp_g.stats = nlp_profile_init(lock_name, &o) == 0;
 }
 
 static void do_init(void)

@@ -2,6 +2,7 @@
  * Internal declarations shared by the preload library's files, one file per
  * concern (docs/PRELOAD.md, "Design"):
  *   symbols.c  the real glibc functions (dlvsym) and the export macros
+ *   say.c      the preload's own messages (write(2) to stderr)
  *   config.c   configuration from the environment, start-up, thread ids
  *   timed.c    deadlines: the timed futex wait, clock arithmetic
  *   mutex.c    pthread_mutex_*          cond.c  pthread_cond_*
@@ -102,9 +103,6 @@ typedef struct nlp_config {
     int (*spin_try)(void *);
     void (*spin_release)(void *);
     int spin_pshared_too;        /* tests only: process-shared spin locks are not left to glibc */
-    unsigned stats_top;          /* NUMALOCK_STATS_TOP */
-    unsigned stats_stacks;       /* NUMALOCK_STATS_STACKS: frames kept per object, 0..NLP_STATS_STACKS_MAX */
-    int stats_json;              /* NUMALOCK_STATS_FORMAT=json */
 } nlp_config_t;
 
 NL_HIDDEN extern nlp_config_t nlp_g;
@@ -139,7 +137,8 @@ static inline int nlp_tid(void)
     return NL_LIKELY(t != 0) ? t : nlp_gettid();
 }
 
-/* Writes one line to stderr with write(2) (no stdio: callable at any time). */
+/* Writes one line to stderr with write(2) (no stdio: callable at any time;
+ * say.c, below every other file of the preload). */
 NL_HIDDEN void nlp_say(const char *msg);
 
 /* ---- timed waits (timed.c) --------------------------------------------------- */
@@ -238,7 +237,13 @@ typedef struct nlp_stat {
     _Atomic uint64_t read_wait_ns;
 } nlp_stat_t;
 
-NL_HIDDEN int nlp_profile_init(const char *lock_name);
+/* The profile's settings, from the environment (config.c reads them). */
+typedef struct nlp_profile_opts {
+    unsigned top;    /* NUMALOCK_STATS_TOP: rows of the report */
+    unsigned stacks; /* NUMALOCK_STATS_STACKS: frames kept per object, 0..NLP_STATS_STACKS_MAX */
+    int json;        /* NUMALOCK_STATS_FORMAT=json */
+} nlp_profile_opts_t;
+NL_HIDDEN int nlp_profile_init(const char *lock_name, const nlp_profile_opts_t *opts);
 NL_HIDDEN nlp_stat_t *nlp_profile_get(const void *obj, uint32_t kind, void *caller);
 /* call holding the object exclusively */
 NL_HIDDEN void nlp_profile_write(nlp_stat_t *s, int contended, uint64_t wait_ns);

@@ -40,8 +40,10 @@ static nlp_stat_t overflow;
 static char lock_name[64];
 static uintptr_t *stacks; /* NULL unless NUMALOCK_STATS_STACKS > 0 */
 static unsigned depth;    /* frames per block in stacks */
+static unsigned top_rows; /* NUMALOCK_STATS_TOP */
+static int as_json;       /* NUMALOCK_STATS_FORMAT=json */
 
-int nlp_profile_init(const char *name)
+int nlp_profile_init(const char *name, const nlp_profile_opts_t *opts)
 {
     void *p = mmap(NULL, (size_t)NLP_STAT_SLOTS * sizeof(nlp_stat_t), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -51,12 +53,14 @@ int nlp_profile_init(const char *name)
     nl_stats_init(&overflow.st);
     overflow.key = 2;
     snprintf(lock_name, sizeof lock_name, "%s", name);
-    if (nlp_g.stats_stacks) {
-        p = mmap(NULL, (size_t)NLP_STAT_SLOTS * nlp_g.stats_stacks * sizeof(uintptr_t), PROT_READ | PROT_WRITE,
+    top_rows = opts->top;
+    as_json = opts->json;
+    if (opts->stacks) {
+        p = mmap(NULL, (size_t)NLP_STAT_SLOTS * opts->stacks * sizeof(uintptr_t), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p != MAP_FAILED) { /* else the profile goes on without stacks */
             stacks = p;
-            depth = nlp_g.stats_stacks;
+            depth = opts->stacks;
         }
     }
     return 0;
@@ -524,14 +528,14 @@ static void report(void)
         p.ncont++;
     /* the contended objects, most contended first, or when none was
      * contended the most acquired; at most NUMALOCK_STATS_TOP of them */
-    unsigned top = nlp_g.stats_top ? nlp_g.stats_top : 20;
+    unsigned top = top_rows ? top_rows : 20;
     size_t shown = p.ncont ? p.ncont : p.n;
     p.listed = shown < top ? shown : top;
     p.topo = nl_topology_current();
     p.sym = nlp_sym_open();
 
     out_t o = { 0 };
-    if (nlp_g.stats_json)
+    if (as_json)
         json_report(&o, &p);
     else
         text_report(&o, &p);
