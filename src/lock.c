@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "stats.h"
 
 /* Read acquisitions are counted in per-thread shards, not in nl_stats_t's
  * shared counter: readers of a read-write lock never write a common line

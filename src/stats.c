@@ -3,6 +3,7 @@
  * acquisitions are counted with an atomic add. */
 #include <errno.h>
 #include "internal.h"
+#include "stats.h"
 
 void nl_stats_init(nl_stats_t *s)
 {

@@ -17,6 +17,7 @@
 #include "numalock/cna.h"
 #include "preload.h"
 #include "../core/roomy.h"
+#include "../wait/load.h"
 
 nlp_config_t nlp_g;
 
@@ -200,7 +201,7 @@ static void do_init(void)
     /* tests: the load sample reads the cgroup files every time (they run
      * in waiters, on the program's stacks: tests/interpose/small_stack.c) */
     if (env_bool("NUMALOCK_PRELOAD_SAMPLE_ALL", 0))
-        nl_cgroup_every = 1;
+        nl_load_sample_cgroups_always();
     /* tests: call the lock's release even on a free lock (the deliberately
      * broken variant the stray-unlock test must catch) */
     int trust_release = env_bool("NUMALOCK_PRELOAD_TRUST_RELEASE", 0);

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "../internal.h"
+#include "../wait/futex.h"
 #include "numalock/interpose.h"
 
 #define EXPORT __attribute__((visibility("default")))

@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <unwind.h>
 #include "preload.h"
+#include "../stats.h"
 
 #define NLP_STAT_BITS 16
 #define NLP_STAT_SLOTS (1u << NLP_STAT_BITS)

@@ -202,13 +202,13 @@ void nl_sanl_cond_wait(nl_sanl_t *l, nl_sanl_cond_t *c) { sanl_cond_wait_impl(l,
 void nl_sanl_cond_signal(nl_sanl_cond_t *c)
 {
     atomic_fetch_add_explicit(&c->seq, 1, memory_order_release);
-    nl_futex_wake(&c->seq, 1);
+    nl_wait_cond_wake(&c->seq, 1);
 }
 
 void nl_sanl_cond_broadcast(nl_sanl_cond_t *c)
 {
     atomic_fetch_add_explicit(&c->seq, 1, memory_order_release);
-    nl_futex_wake(&c->seq, INT_MAX);
+    nl_wait_cond_wake(&c->seq, INT_MAX);
 }
 
 void nl_sanl_stats(const nl_sanl_t *l, nl_sanl_stats_t *out)

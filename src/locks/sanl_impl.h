@@ -519,7 +519,7 @@ static void sanl_cond_wait_impl(nl_sanl_t *l, nl_sanl_cond_t *c)
         siglongjmp(sanl_execs->jb, 1);
     uint32_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
     sanl_ll_release(l);
-    nl_futex_wait(&c->seq, seq);
+    nl_wait_cond_sleep(&c->seq, seq);
     sanl_ll_acquire(l);
 }
 

@@ -39,7 +39,11 @@
 #define _GNU_SOURCE
 #endif
 #include <limits.h>
+#include <pthread.h>
 #include "wait.h"
+#include "load.h"
+#include "futex.h"
+#include "knobs.h"
 
 #define NL_GATE_QUEUES 4u   /* FIFOs per bucket, by node (node % NL_GATE_QUEUES) */
 #define NL_GATE_SLOTS 4u    /* futex words per FIFO (ticket % NL_GATE_SLOTS)     */
@@ -57,9 +61,9 @@
 /* How long one node's FIFO is preferred while another node's waits: many
  * turns, so that most hand-overs stay on a node (GCR-NUMA). */
 #define NL_GATE_STAY_NS 100000000ull    /* 100 ms */
-/* NL_GATE_FORCE and NL_GATE_STAY_NS as variables: a test that needs the
- * preferred head to stay at the gate, and the preference to stay with it,
- * while a lock is held for a while raises them (tests/test_wait.c). */
+/* NL_GATE_FORCE and NL_GATE_STAY_NS as variables (knobs.h): a test that
+ * needs the preferred head to stay at the gate, and the preference to stay
+ * with it, while a lock is held for a while raises them (tests/test_wait.c). */
 uint32_t nl_gate_force_turns = NL_GATE_FORCE;
 uint64_t nl_gate_stay_ns = NL_GATE_STAY_NS;
 /* A head of a FIFO that is not preferred looks this often at whether the
@@ -83,7 +87,21 @@ typedef struct {
 static gate_bucket_t gate[NL_GATE_BUCKETS];
 _Atomic uint32_t nl_gate_passive[NL_GATE_BUCKETS];
 
-static inline gate_bucket_t *bucket_of(const void *lock) { return &gate[nl_gate_bucket(lock)]; }
+static inline uint32_t bucket_index(const void *lock)
+{
+    uintptr_t a = (uintptr_t)lock;
+    return (uint32_t)(((a >> 6) ^ (a >> 14)) % NL_GATE_BUCKETS);
+}
+
+static inline gate_bucket_t *bucket_of(const void *lock) { return &gate[bucket_index(lock)]; }
+
+/* knobs.h: a lock's bucket, and whether any thread waits passively there */
+uint32_t nl_gate_bucket(const void *lock) { return bucket_index(lock); }
+
+bool nl_gate_crowded(const void *lock)
+{
+    return atomic_load_explicit(&nl_gate_passive[bucket_index(lock)], memory_order_relaxed) != 0;
+}
 
 static inline bool fifo_empty(gate_fifo_t *f)
 {
@@ -118,11 +136,13 @@ static void prefer(gate_bucket_t *b, uint32_t from, uint32_t to, uint64_t now)
 
 void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
 {
+    if (!nl_overloaded())
+        return; /* the gate is shut only while the process is overloaded */
     gate_bucket_t *b = bucket_of(lock);
     uint32_t me = (uint32_t)nl_self_node(w->self) % NL_GATE_QUEUES;
     gate_fifo_t *f = &b->q[me];
     nl_wait_counts_t *wc = &w->self->wc;
-    _Atomic uint32_t *passive = &nl_gate_passive[nl_gate_bucket(lock)];
+    _Atomic uint32_t *passive = &nl_gate_passive[bucket_index(lock)];
     atomic_fetch_add_explicit(&nl_gate_waiters, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(passive, 1, memory_order_relaxed);
     /* Store-buffering pair with nl_gate_leave: here next++ then serving is
@@ -207,7 +227,7 @@ void nl_gate_leave(nl_waiter_t *w)
 
 /* In a child of fork() only the forking thread exists, and it waits at no
  * gate: the tickets of the parent's passive waiters would never be served. */
-void nl_gate_forget(void)
+static void gate_forget(void)
 {
     for (uint32_t b = 0; b < NL_GATE_BUCKETS; b++) {
         atomic_store_explicit(&nl_gate_passive[b], 0, memory_order_relaxed);
@@ -218,3 +238,5 @@ void nl_gate_forget(void)
     }
     atomic_store_explicit(&nl_gate_waiters, 0, memory_order_relaxed);
 }
+
+__attribute__((constructor)) static void gate_init(void) { pthread_atfork(NULL, NULL, gate_forget); }

@@ -1,6 +1,7 @@
 /*
  * Parking and grant words (see wait.h): the waiter's side (park, wait for a
- * grant) and the waker's (wake, nudge). The protocol the queue locks build
+ * grant) and the waker's (wake, nudge); and a lock's own condition
+ * variable's sleep and wake. The protocol the queue locks build
  * their hand-overs on, kept apart from the policy and the futex calls
  * (wait.c) so that the model checks of verify/wmm compile it unchanged with
  * a model of the futex.
@@ -12,6 +13,7 @@
  * is no longer PARKED, so neither a grant nor a nudge is lost.
  */
 #include "wait.h"
+#include "futex.h"
 
 void nl_wait_park(nl_waiter_t *w, _Atomic uint32_t *word, uint32_t val)
 {
@@ -37,6 +39,11 @@ void nl_wait_wake(void *word, int n)
 
 /* a grant found its waiter parked (the waiter counts the hand-over) */
 void nl_wake_parked(void *addr) { nl_wait_wake(addr, 1); }
+
+/* a lock's own condition variable: no waiter, nothing counted */
+void nl_wait_cond_sleep(_Atomic uint32_t *word, uint32_t val) { nl_futex_wait(word, val); }
+
+void nl_wait_cond_wake(_Atomic uint32_t *word, int n) { nl_futex_wake(word, n); }
 
 void nl_nudge_slow(void *addr, bool wide)
 {

@@ -1,11 +1,12 @@
-/* The evidence behind nl_overloaded (wait.h): the CPUs this process may use,
+/* The evidence behind nl_overloaded (load.h): the CPUs this process may use,
  * the machine's runnable tasks, the tick rate, and preemption seen by
  * waiters. One waiter refreshes the samples when they are stale; every other
  * thread reads the last answer. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "wait.h"
+#include "load.h"
+#include "knobs.h"
 
 /* Samples: the machine's runnable count every NL_LOAD_PERIOD_NS; the
  * affinity mask every NL_AFFINITY_PERIOD samples (one system call); the
@@ -47,6 +48,10 @@ uint32_t nl_cpu_budget(void)
         nl_load_sample();
     return atomic_load_explicit(&nl_budget_cpus, memory_order_relaxed);
 }
+
+bool nl_overloaded(void) { return nl_load_level(true) != NL_LOAD_FREE; }
+
+void nl_load_sample_cgroups_always(void) { nl_cgroup_every = 1; }
 
 static uint32_t min_nonzero(uint32_t a, uint32_t b) { return !a ? b : !b ? a : a < b ? a : b; }
 

@@ -1,20 +1,16 @@
-/* The waiting design (see wait.h): policy, steps and the futex calls; parking
- * and grant words are in grant.c, the evidence of overload in load.c, the gate in gate.c. */
+/* The waiting design (see wait.h): the policy and a waiter's steps; parking
+ * and grant words are in grant.c, the evidence of overload in load.c, the
+ * gate in gate.c, the futex calls in futex.c. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
-#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 #include "wait.h"
+#include "load.h"
 
 /* ---- policy --------------------------------------------------------------- */
 /* the fixed "park" policy of earlier versions: ~100 pauses, 4 yields, park */
@@ -78,10 +74,9 @@ bad:
 const char *nl_wait_policy_name(void) { return policy_name; }
 
 /* A child of fork() starts with the forking thread alone: no waiter spins
- * and none waits at the gate there. */
+ * there (and none waits at the gate: gate.c forgets its own). */
 static void wait_atfork_child(void)
 {
-    nl_gate_forget();
     atomic_store_explicit(&nl_spinning, 0, memory_order_relaxed);
     atomic_store_explicit(&nl_parked, 0, memory_order_relaxed);
 }
@@ -150,30 +145,3 @@ void nl_wait_step_slow(nl_waiter_t *w)
         nl_machine_yield();
     }
 }
-
-/* ---- futexes ---------------------------------------------------------------- */
-int nl_futex_wait(void *addr, uint32_t expected)
-{
-    return nl_machine_futex_wait(addr, expected, 0) ? -1 : 0;
-}
-
-int nl_futex_wait_ns(void *addr, uint32_t expected, uint64_t ns)
-{
-    return nl_machine_futex_wait(addr, expected, ns ? ns : 1) ? -1 : 0;
-}
-
-int nl_futex_wait_until(_Atomic uint32_t *w, uint32_t val, const struct timespec *abs, clockid_t clk,
-                        int shared)
-{
-    /* FUTEX_WAIT_BITSET takes an absolute timeout, on either clock */
-    int op = FUTEX_WAIT_BITSET | (shared ? 0 : FUTEX_PRIVATE_FLAG) |
-             (abs && clk == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0);
-    if (abs && abs->tv_sec < 0)
-        return ETIMEDOUT;
-    long r = syscall(SYS_futex, w, op, val, abs, NULL, FUTEX_BITSET_MATCH_ANY);
-    return r == 0 ? 0 : errno;
-}
-
-void nl_futex_wake_shared(_Atomic uint32_t *w, int n) { nl_machine_futex_wake(w, n, true); }
-
-void nl_futex_wake(void *addr, int n) { nl_machine_futex_wake(addr, n, false); }

@@ -1,7 +1,7 @@
 /*
- * The waiting design shared by every lock of the library (not installed).
- * Layer: above src/core/self.h (the thread record) and src/topology/node.h,
- * below the locks.
+ * The waiting design shared by every lock of the library (not installed):
+ * what a lock calls. Layer: above src/core/self.h (the thread record) and
+ * src/topology/node.h, below the locks.
  *
  * A lock waits through one object, the waiter (nl_waiter_t): it begins when
  * the lock's fast path failed (nl_wait_begin: counts the contended
@@ -14,7 +14,7 @@
  * Policies (NUMALOCK_WAIT, nl_wait_set_policy):
  *   adaptive (default)  spin while the process has a CPU for every thread
  *                       that wants one, restrict concurrency when it has not
- *                       ("overloaded", nl_overloaded below):
+ *                       ("overloaded": nl_overloaded, counts.h; load.h):
  *     - a waiter spins with pauses and parks after NL_SPIN_NS (1 ms) when
  *       not overloaded (a waiter with a CPU of its own should not park: the
  *       CPU would idle and the wake-up would sit on the hand-over path);
@@ -36,13 +36,20 @@
  * Other primitives: nl_grant32/64 grant a word (waking the waiter only if
  * it parked), nl_nudge32/64 wake a parked waiter early without granting,
  * nl_backoff pauses a randomised, growing number of times between steps.
+ *
+ * The files behind it: wait.c (the policy, a waiter's steps), grant.c
+ * (parking, grant words), gate.c (the gate), load.c (the evidence, load.h),
+ * futex.c (the futex calls, futex.h); knobs.h holds what tests set and look
+ * at. This header declares of them only what its inline paths call
+ * (counts.h: the waiters' counts and the verdict; the gate's doors below);
+ * a lock includes this header and no other of src/wait.
  */
 #ifndef NL_WAIT_H
 #define NL_WAIT_H
 
-#include <time.h>
 #include "../core/self.h"
 #include "../topology/node.h"
+#include "counts.h"
 
 /* ---- policy --------------------------------------------------------------- */
 enum { NL_WAIT_ADAPTIVE = 0, NL_WAIT_SPIN = 1, NL_WAIT_YIELD = 2, NL_WAIT_PARK = 3 };
@@ -62,74 +69,6 @@ NL_HIDDEN void nl_wait_policy_init(void);
                                     * the process's threads outnumber its CPUs */
 /* A waiter whose clock jumped this far between two looks lost its CPU. */
 #define NL_GAP_NS 500000ull        /* 500 us */
-
-/* ---- the evidence (load.c) ------------------------------------------------------
- * Refreshed by whichever waiter finds the sample stale (every ~2 ms; the
- * affinity mask every ~64 ms, the cgroup limits every ~1 s). */
-NL_HIDDEN extern _Atomic uint64_t nl_load_next;     /* tick of the next sample */
-NL_HIDDEN extern _Atomic uint32_t nl_load_runnable; /* the machine's runnable tasks */
-NL_HIDDEN extern _Atomic uint32_t nl_budget_cpus;   /* CPUs this process may use */
-NL_HIDDEN extern _Atomic uint32_t nl_count_spinners; /* 1: threads outnumber the budget */
-NL_HIDDEN extern _Atomic uint32_t nl_spinning;      /* waiters not parked, when counted */
-NL_HIDDEN extern _Atomic uint32_t nl_parked;        /* waiters asleep in a lock, when counted */
-NL_HIDDEN extern _Atomic uint32_t nl_gate_waiters;  /* this process's passive waiters */
-NL_HIDDEN extern _Atomic uint32_t nl_preempted;     /* 1: a waiter lost its CPU lately */
-NL_HIDDEN extern uint32_t nl_cgroup_every;           /* samples between cgroup reads (tests: 1) */
-NL_HIDDEN int nl_cpus_online(void);
-NL_HIDDEN void nl_load_sample(void);
-NL_HIDDEN void nl_note_preempted(void);
-/* CPUs the process may use: affinity mask, cgroup cpuset and CPU quota. */
-NL_HIDDEN uint32_t nl_cpu_budget(void);
-/* The cgroup limit (v1 or v2) of the process described by a
- * /proc/self/cgroup file under a cgroup mount root; 0 when none. */
-NL_HIDDEN uint32_t nl_cgroup_cpus(const char *proc_cgroup, const char *sysfs_root);
-
-/* Overloaded: some thread that wants a CPU has none, so a spinning waiter
- * would keep another thread (perhaps the holder) off a CPU. Any of:
- *  - the process: waiters that spin (for the gate: also those asleep in a
- *    queue and at the gate) and one holder outnumber the CPUs it may use
- *    (affinity, cpuset, quota);
- *  - the machine: runnable tasks and this process's passive waiters exceed
- *    the online CPUs by a margin of one task (plus one per 16 CPUs), so a
- *    passing task does not flip the answer;
- *  - a waiter of this process lost its CPU in the last 50 ms (other
- *    processes on its CPUs, a quota that throttles). */
-enum {
-    NL_LOAD_FREE = 0,    /* a CPU for every thread that wants one               */
-    NL_LOAD_SHARED = 1,  /* the machine's CPUs are busy (or a waiter lost its
-                          * CPU lately): a spinner takes a CPU from some thread */
-    NL_LOAD_OWN = 2,     /* the process's own threads outnumber its CPUs: a
-                          * spinner takes a CPU from the holder, probably       */
-};
-/* The level of load for a decision: `passive_too` adds this process's
- * passive waiters and the waiters asleep in a lock's queue to the demand
- * (the gate's decisions: they would run if let in or granted; without
- * them, a queue whose waiters all sleep hands the lock from one sleeper to
- * the next, each wake-up on the hand-over path, and never looks loaded),
- * false counts only the threads that want a CPU now (whether to spin). */
-static inline int nl_load_level(bool passive_too)
-{
-    /* the sample's age is read (the TSC: ~11 ns in the VMs measured) once
-     * in 64 calls per thread */
-    nl_self_t *s = nl_self();
-    if (NL_UNLIKELY(s->load_countdown-- == 0)) {
-        s->load_countdown = 63;
-        if (nl_machine_ticks() >= atomic_load_explicit(&nl_load_next, memory_order_relaxed))
-            nl_load_sample();
-    }
-    uint32_t passive = passive_too ? atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed) +
-                                         atomic_load_explicit(&nl_parked, memory_order_relaxed)
-                                   : 0;
-    if (atomic_load_explicit(&nl_spinning, memory_order_relaxed) + passive + 1 >
-        atomic_load_explicit(&nl_budget_cpus, memory_order_relaxed))
-        return NL_LOAD_OWN;
-    uint32_t cpus = (uint32_t)nl_cpus_online();
-    if (atomic_load_explicit(&nl_load_runnable, memory_order_relaxed) + passive > cpus + 1 + cpus / 16 ||
-        atomic_load_explicit(&nl_preempted, memory_order_relaxed))
-        return NL_LOAD_SHARED;
-    return NL_LOAD_FREE;
-}
-static inline bool nl_overloaded(void) { return nl_load_level(true) != NL_LOAD_FREE; }
 
 /* ---- the waiter ---------------------------------------------------------------- */
 typedef struct nl_waiter {
@@ -152,19 +91,14 @@ typedef struct nl_waiter {
 typedef bool (*nl_busy_fn)(const void *lock);
 
 NL_HIDDEN void nl_wait_step_slow(nl_waiter_t *w);
-/* The gate's buckets (gate.c): a lock's bucket, and the passive waiters of
- * each bucket (one word per bucket, for the cheap test below). */
-#define NL_GATE_BUCKETS 256u
-static inline uint32_t nl_gate_bucket(const void *lock)
-{
-    uintptr_t a = (uintptr_t)lock;
-    return (uint32_t)(((a >> 6) ^ (a >> 14)) % NL_GATE_BUCKETS);
-}
-NL_HIDDEN extern _Atomic uint32_t nl_gate_passive[NL_GATE_BUCKETS];
-static inline bool nl_gate_crowded(const void *lock)
-{
-    return atomic_load_explicit(&nl_gate_passive[nl_gate_bucket(lock)], memory_order_relaxed) != 0;
-}
+
+/* ---- the gate's doors (gate.c) ---------------------------------------------
+ * While overloaded, wait passively outside a saturated lock until the gate
+ * lets the waiter in (returns at once when the process is not overloaded;
+ * w->gate is set when it waited); and, once the waiter holds the lock, let
+ * the next one in line look at it. */
+NL_HIDDEN void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy);
+NL_HIDDEN void nl_gate_leave(nl_waiter_t *w);
 NL_HIDDEN bool nl_gate_behind_slow(const void *lock);
 /* For a lock whose acquisition takes several steps (so it is often free
  * between two sections of its running thread): others wait passively for
@@ -186,11 +120,6 @@ static inline bool nl_gate_elsewhere(const void *lock, nl_self_t *s)
     return NL_UNLIKELY(atomic_load_explicit(&nl_gate_waiters, memory_order_relaxed) != 0) &&
            nl_gate_elsewhere_slow(lock, nl_self_node(s));
 }
-NL_HIDDEN extern uint32_t nl_gate_force_turns; /* the preferred head's turns before it queues however taken */
-NL_HIDDEN extern uint64_t nl_gate_stay_ns;     /* how long a node's FIFO stays preferred while another's waits */
-NL_HIDDEN void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy);
-NL_HIDDEN void nl_gate_leave(nl_waiter_t *w);
-NL_HIDDEN void nl_gate_forget(void);
 
 /* A waiter for a short wait inside a lock's protocol (a successor linking
  * itself, a head waiting for the lock word): steps only, nothing counted. */
@@ -251,14 +180,10 @@ static inline bool nl_wait_begin(nl_waiter_t *w, const void *lock, nl_busy_fn bu
 {
     nl_waiter_init(w);
     w->self->wc.slow++;
-    bool gated = false;
-    if (busy && nl_wait_policy.kind == NL_WAIT_ADAPTIVE &&
-        (saturated || nl_gate_elsewhere(lock, w->self)) && nl_overloaded()) {
-        nl_gate_wait(w, lock, busy);
-        gated = true;
-    }
+    if (busy && nl_wait_policy.kind == NL_WAIT_ADAPTIVE && (saturated || nl_gate_elsewhere(lock, w->self)))
+        nl_gate_wait(w, lock, busy); /* passes at once unless overloaded */
     nl_wait_count(w);
-    return gated;
+    return w->gate != NULL;
 }
 
 /* The waiter holds the lock now (a waiter from the gate lets the next one
@@ -340,6 +265,11 @@ static inline bool nl_wait_restricting(void)
 /* Wake up to n threads parked on word (a futex wake), counted. */
 NL_HIDDEN void nl_wait_wake(void *word, int n);
 
+/* A lock's own condition variable (SANL's): sleep while *word == val, and
+ * wake up to n sleepers of word. Not counted: they hand no lock over. */
+NL_HIDDEN void nl_wait_cond_sleep(_Atomic uint32_t *word, uint32_t val);
+NL_HIDDEN void nl_wait_cond_wake(_Atomic uint32_t *word, int n);
+
 /* ---- backoff ------------------------------------------------------------------
  * For retries on a word that many threads test-and-set (ttas, hbo, the
  * cohort lock's global word, the qspinlock pending waiter): each step pauses
@@ -375,14 +305,6 @@ static inline void nl_backoff(nl_backoff_t *b, uint32_t max)
 #define NL_GRANT_PARKED 3u
 
 NL_HIDDEN uint64_t nl_wait_grant_slow(nl_waiter_t *w, void *word, bool wide);
-NL_HIDDEN void nl_futex_wake(void *addr, int n);
-NL_HIDDEN int nl_futex_wait(void *addr, uint32_t expected);
-NL_HIDDEN int nl_futex_wait_ns(void *addr, uint32_t expected, uint64_t ns);
-/* until an absolute time on CLOCK_MONOTONIC or CLOCK_REALTIME (abs NULL: no
- * deadline), on a private or a process-shared word; 0 or an errno value */
-NL_HIDDEN int nl_futex_wait_until(_Atomic uint32_t *w, uint32_t val, const struct timespec *abs,
-                                  clockid_t clk, int shared);
-NL_HIDDEN void nl_futex_wake_shared(_Atomic uint32_t *w, int n);
 NL_HIDDEN void nl_wake_parked(void *addr);
 
 /* The 32-bit futex word inside a 64-bit word: its low half, wherever the
@@ -437,8 +359,14 @@ static inline void nl_nudge64(_Atomic uint64_t *w)
         nl_nudge_slow(w, true);
 }
 
-/* Add what the calling thread's waiting counters moved by since `before` to
- * a lock's statistics (src/stats.c). */
-NL_HIDDEN void nl_stats_add_waiting(nl_stats_t *s, const nl_wait_counts_t *before);
+/* The layer's internals, for the code that looks into it or stands in for
+ * it, never for a lock: the tests (NL_TEST_WAIT, tests/nl_test_internal.h)
+ * and the model checker's environment (NL_VERIFY, verify/wmm/env.c, which
+ * defines the load's and the gate's state and the futex itself). */
+#if defined(NL_TEST_WAIT) || defined(NL_VERIFY)
+#include "load.h"
+#include "knobs.h"
+#include "futex.h"
+#endif
 
 #endif
