@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include "numalock/numalock.h"
 #include "numalock/topology.h"
-#include "numalock/interpose.h"
+#include "policy.h"
 #include "../bench/bench.h"
 #include "numalock_cli.h"
 #include "../bench/opts.h"

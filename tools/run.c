@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include "numalock/numalock.h"
 #include "numalock/topology.h"
-#include "numalock/interpose.h"
+#include "policy.h"
 #include "numalock_cli.h"
 #include "../bench/opts.h"
 #include "paths.h"

@@ -5,8 +5,9 @@
  *
  * Every variable with a bad value gets one line on stderr that names it, the
  * value and the valid forms, and the program runs on that variable's default
- * (include/numalock/interpose.h lists the variables; docs/PRELOAD.md the
- * table). The library itself never prints: its parsers return one sentence.
+ * (include/numalock/interpose.h lists the variables, policy.c checks their
+ * values as `numalock run` does; docs/PRELOAD.md the table). The library
+ * itself never prints: its parsers return one sentence.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -50,7 +51,7 @@ static void atfork_child(void) { nlp_tls_tid = 0; }
 /* "numalock preload: VAR='value' is not valid: REASON; using DEFAULT\n" */
 static void bad_env(const char *var, const char *value, const char *reason, const char *fallback)
 {
-    char msg[1200];
+    char msg[2400];
     snprintf(msg, sizeof msg, "numalock preload: %s='%s' is not valid: %s; using %s\n", var, value, reason, fallback);
     nlp_say(msg);
 }
@@ -59,12 +60,14 @@ static void bad_env(const char *var, const char *value, const char *reason, cons
  * reported and gives dflt */
 static int env_bool(const char *var, int dflt)
 {
+    char why[64];
+    int on;
     const char *v = getenv(var);
     if (!v || !*v)
         return dflt;
-    if (!strcmp(v, "0") || !strcmp(v, "1"))
-        return v[0] == '1';
-    bad_env(var, v, "valid values are 0 and 1", dflt ? "1" : "0");
+    if (nlp_parse_flag(v, &on, why, sizeof why) == 0)
+        return on;
+    bad_env(var, v, why, dflt ? "1" : "0");
     return dflt;
 }
 
@@ -85,23 +88,13 @@ static void spin_release_if_held(void *l)
 
 static const nl_lock_ops_t *choose_mutex_lock(void)
 {
-    char msg[1200], why[256], names[512];
+    char why[1536];
+    const nl_lock_ops_t *ops;
     const char *name = getenv(NLP_ENV_LOCK);
     if (!name || !*name)
         return nlp_default_lock();
-    const nl_lock_ops_t *ops = nl_lock_find(name);
-    if (!ops) {
-        snprintf(msg, sizeof msg,
-                 "numalock preload: NUMALOCK_LOCK '%s' is not a lock that can replace pthread mutexes "
-                 "(valid: %s); using glibc's mutexes\n",
-                 name, nlp_interposable_names(names, sizeof names));
-        nlp_say(msg);
-        return nl_lock_find(NLP_GLIBC_NAME);
-    }
-    if (nlp_interposable(ops, why, sizeof why)) {
-        snprintf(msg, sizeof msg, "numalock preload: %s (interposable: %s); using glibc's mutexes\n", why,
-                 nlp_interposable_names(names, sizeof names));
-        nlp_say(msg);
+    if (nlp_check_lock(name, &ops, why, sizeof why)) {
+        bad_env(NLP_ENV_LOCK, name, why, "glibc's mutexes");
         return nl_lock_find(NLP_GLIBC_NAME);
     }
     return ops;
@@ -109,16 +102,13 @@ static const nl_lock_ops_t *choose_mutex_lock(void)
 
 static void configure_rwlock(void)
 {
-    char why[256], names[512], reason[800];
+    char why[1536];
+    const nl_lock_ops_t *rw;
     const char *rwname = getenv(NLP_ENV_RWLOCK);
     if (!rwname || !*rwname)
         return;
-    const nl_lock_ops_t *rw = nl_lock_find(rwname);
-    if (!rw || nlp_rw_usable(rw, why, sizeof why)) {
-        if (!rw)
-            snprintf(why, sizeof why, "'%s' is not a registered lock", rwname);
-        snprintf(reason, sizeof reason, "%s (valid: %s)", why, nlp_rw_names(names, sizeof names));
-        bad_env(NLP_ENV_RWLOCK, rwname, reason,
+    if (nlp_check_rwlock(rwname, &rw, why, sizeof why)) {
+        bad_env(NLP_ENV_RWLOCK, rwname, why,
                 nlp_g.mode == NLP_MODE_GLIBC ? "glibc's rwlocks" : "the built-in read-write lock");
         return;
     }
@@ -131,21 +121,14 @@ static void configure_rwlock(void)
 
 static void configure_spin(void)
 {
-    char why[256], names[512], reason[800];
+    char why[1536];
     const nl_lock_ops_t *ops = NULL;
     const char *name = getenv(NLP_ENV_SPIN);
-    if (name && *name) {
-        ops = nl_lock_find(name);
-        if (!ops || nlp_spin_usable(ops, why, sizeof why)) {
-            if (!ops)
-                snprintf(why, sizeof why, "'%s' is not a registered lock", name);
-            const nl_lock_ops_t *d = nlp_g.mode == NLP_MODE_GLIBC ? NULL : nlp_default_spin_lock();
-            snprintf(reason, sizeof reason, "%s (valid: %s)", why, nlp_spin_names(names, sizeof names));
-            snprintf(why, sizeof why, "%s", d && strcmp(d->name, NLP_GLIBC_NAME) ? d->name : "glibc's spin locks");
-            bad_env(NLP_ENV_SPIN, name, reason, why);
-            ops = NULL;
-            name = NULL;
-        }
+    if (name && *name && nlp_check_spin(name, &ops, why, sizeof why)) {
+        const nl_lock_ops_t *d = nlp_g.mode == NLP_MODE_GLIBC ? NULL : nlp_default_spin_lock();
+        bad_env(NLP_ENV_SPIN, name, why, d && strcmp(d->name, NLP_GLIBC_NAME) ? d->name : "glibc's spin locks");
+        ops = NULL;
+        name = NULL;
     }
     if (!name || !*name) /* the default; glibc's when the mutexes are glibc's (--lock pthread) */
         ops = nlp_g.mode == NLP_MODE_GLIBC ? NULL : nlp_default_spin_lock();
@@ -160,17 +143,10 @@ static void configure_spin(void)
 static void configure_stats(const char *lock_name)
 {
     nlp_profile_opts_t o = { .top = 20 };
-    const char *t = getenv(NLP_ENV_STATS_TOP);
-    if (t && *t) {
-        char *end;
-        errno = 0;
-        long v = strtol(t, &end, 10);
-        if (errno || end == t || *end || v < 1 || v > 1000000)
-            bad_env(NLP_ENV_STATS_TOP, t, "expected a number of rows from 1 to 1000000", "20");
-        else
-            o.top = (unsigned)v;
-    }
     char why[256];
+    const char *t = getenv(NLP_ENV_STATS_TOP);
+    if (t && *t && nlp_parse_stats_top(t, &o.top, why, sizeof why))
+        bad_env(NLP_ENV_STATS_TOP, t, why, "20");
     const char *v = getenv(NLP_ENV_STATS_STACKS);
     if (v && *v && nlp_parse_stats_stacks(v, &o.stacks, why, sizeof why))
         bad_env(NLP_ENV_STATS_STACKS, v, why, "0 (no stacks)");

@@ -24,7 +24,7 @@
 #include <time.h>
 #include "../internal.h"
 #include "../wait/futex.h"
-#include "numalock/interpose.h"
+#include "policy.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
