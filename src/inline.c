@@ -3,5 +3,6 @@
  * other languages, function pointers, builds without optimisation. */
 #define NL_EMIT_INLINE
 #include "numalock/spinlocks.h"
+#include "numalock/qspinlock.h"
 #include "numalock/cna.h"
 #include "numalock/clock.h"

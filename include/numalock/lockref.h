@@ -5,7 +5,7 @@
  * 4-byte word is zero) the count is updated with one compare-and-swap of the
  * 8-byte word, without taking the lock; otherwise the update takes the lock.
  *
- * Layout (little-endian): bytes 0-3 an nl_qspinlock_t (include/numalock/cna.h),
+ * Layout (little-endian): bytes 0-3 an nl_qspinlock_t (include/numalock/qspinlock.h),
  * bytes 4-7 a signed 32-bit count. All-zero is an unlocked lockref with count 0.
  * Functions return 1 for "done" and 0 for "not done" as Linux does.
  */

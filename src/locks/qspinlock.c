@@ -258,7 +258,7 @@ static inline __attribute__((always_inline)) void qs_queue(nl_qspinlock_t *l, nl
     nl_tail_put(s);
 }
 
-/* The fast paths are inline (include/numalock/cna.h): lock = CAS 0 -> locked,
+/* The fast paths are inline (include/numalock/qspinlock.h): lock = CAS 0 -> locked,
  * unlock = a store of 0 into the locked byte. */
 void nl_qspin_lock_slow(nl_qspinlock_t *l, uint32_t val) { qs_slowpath(l, val, false); }
 void nl_qspin_cna_lock_slow(nl_qspinlock_t *l, uint32_t val) { qs_slowpath(l, val, true); }
