@@ -541,6 +541,42 @@ static int parse_locks(bench_ctx_t *c, const char *spec)
     return 0;
 }
 
+/* The options every workload takes (the command's parser, opts.h), their
+ * values going to `a`, c->json_path and c->quiet; ended by a zero entry.
+ * Returns their count. */
+typedef struct {
+    const char *lock, *threads, *duration, *topology, *pin;
+} bench_common_t;
+
+static int common_opts(nl_opt_t *opts, bench_common_t *a, bench_ctx_t *c)
+{
+    int n = 0;
+    opts[n++] = (nl_opt_t){ "--lock", "A,B|all", "lock names, comma-separated, or all", &a->lock, NULL };
+    opts[n++] = (nl_opt_t){ "--locks", "A,B|all", "lock names, comma-separated, or all", &a->lock, NULL };
+    opts[n++] = (nl_opt_t){ "--threads", "1,2,4", "thread counts, comma-separated", &a->threads, NULL };
+    opts[n++] = (nl_opt_t){ "--duration", "S", "seconds per measurement", &a->duration, NULL };
+    opts[n++] = (nl_opt_t){ "--topology", "SPEC", "a topology: auto, virtual:N, cpus:LIST/LIST/... or measured",
+                            &a->topology, NULL };
+    opts[n++] = (nl_opt_t){ "--json", "FILE", "the JSON file to write", &c->json_path, NULL };
+    opts[n++] = (nl_opt_t){ "--quiet", NULL, "no table", NULL, &c->quiet };
+    opts[n++] = (nl_opt_t){ "--pin", "nodes|none", "nodes: thread i runs on the CPUs of node i mod nodes "
+                            "(topologies with CPUs; the default none leaves placement to the OS)", &a->pin, NULL };
+    opts[n] = (nl_opt_t){ 0 };
+    return n;
+}
+
+void bench_usage(FILE *f)
+{
+    nl_opt_t opts[16];
+    bench_common_t a;
+    bench_ctx_t c;
+    common_opts(opts, &a, &c);
+    fprintf(f, "options of every workload:\n");
+    nl_opts_help(f, opts);
+    fprintf(f, "workloads, each with its own options (--NAME N):\n");
+    bench_list_workloads(f);
+}
+
 int bench_main(int argc, char **argv, const char *command_line)
 {
     char names[1024];
@@ -561,25 +597,15 @@ int bench_main(int argc, char **argv, const char *command_line)
     c->workload = w->name;
     c->opts = w->opts;
     snprintf(c->command, sizeof c->command, "%s", command_line);
-    const char *lock_spec = w->default_locks, *threads_spec = w->default_threads;
-    const char *duration_spec = w->default_duration, *topo_spec = NULL, *pin_spec = NULL;
+    bench_common_t a = { .lock = w->default_locks, .threads = w->default_threads,
+                         .duration = w->default_duration };
     int rc = 2;
     {
-        /* the command's one option parser (tools/opts.h): the common options,
+        /* the command's one option parser (opts.h): the common options,
          * then the workload's own, "--NAME VALUE" or "--NAME=VALUE" */
         nl_opt_t opts[48];
         char names[32][40], context[64];
-        int n = 0;
-        opts[n++] = (nl_opt_t){ "--lock", "A,B|all", "lock names, comma-separated, or all", &lock_spec, NULL };
-        opts[n++] = (nl_opt_t){ "--locks", "A,B|all", "lock names, comma-separated, or all", &lock_spec, NULL };
-        opts[n++] = (nl_opt_t){ "--threads", "1,2,4", "thread counts, comma-separated", &threads_spec, NULL };
-        opts[n++] = (nl_opt_t){ "--duration", "S", "seconds per measurement", &duration_spec, NULL };
-        opts[n++] = (nl_opt_t){ "--topology", "SPEC", "a topology: auto, virtual:N, cpus:LIST/LIST/... or measured",
-                                &topo_spec, NULL };
-        opts[n++] = (nl_opt_t){ "--json", "FILE", "the JSON file to write", &c->json_path, NULL };
-        opts[n++] = (nl_opt_t){ "--quiet", NULL, "no table", NULL, &c->quiet };
-        opts[n++] = (nl_opt_t){ "--pin", "nodes|none", "nodes: thread i runs on the CPUs of node i mod nodes "
-                                "(topologies with CPUs; the default none leaves placement to the OS)", &pin_spec, NULL };
+        int n = common_opts(opts, &a, c);
         for (int k = 0; w->opts && w->opts[k].name && k < 32 && n < 47; k++) {
             snprintf(names[k], sizeof names[k], "--%s", w->opts[k].name);
             opts[n++] = (nl_opt_t){ names[k], "N", w->opts[k].help, &c->optval[k], NULL };
@@ -606,31 +632,31 @@ int bench_main(int argc, char **argv, const char *command_line)
             goto fail;
         }
     }
-    if (parse_locks(c, lock_spec))
+    if (parse_locks(c, a.lock))
         goto fail;
-    if (parse_list_int(threads_spec, c->threads, BENCH_MAX_THREADS_LIST, &c->nthreads)) {
+    if (parse_list_int(a.threads, c->threads, BENCH_MAX_THREADS_LIST, &c->nthreads)) {
         snprintf(c->err, sizeof c->err,
                  "bad thread list '%s': expected comma-separated counts from 1 to %d, e.g. 1,2,4,8",
-                 threads_spec, BENCH_MAX_THREADS);
+                 a.threads, BENCH_MAX_THREADS);
         goto fail;
     }
     {
         char *end;
-        c->duration = strtod(duration_spec, &end);
-        if (end == duration_spec || *end || !(c->duration > 0) || c->duration > 3600) {
+        c->duration = strtod(a.duration, &end);
+        if (end == a.duration || *end || !(c->duration > 0) || c->duration > 3600) {
             snprintf(c->err, sizeof c->err,
                      "bad duration '%s': expected seconds, a number above 0 and at most 3600",
-                     duration_spec);
+                     a.duration);
             goto fail;
         }
     }
-    if (pin_spec && strcmp(pin_spec, "nodes") && strcmp(pin_spec, "none")) {
-        snprintf(c->err, sizeof c->err, "bad value '%s' for --pin: valid choices are nodes and none", pin_spec);
+    if (a.pin && strcmp(a.pin, "nodes") && strcmp(a.pin, "none")) {
+        snprintf(c->err, sizeof c->err, "bad value '%s' for --pin: valid choices are nodes and none", a.pin);
         goto fail;
     }
-    c->pin_nodes = pin_spec && !strcmp(pin_spec, "nodes");
-    if (topo_spec) {
-        if (nl_topology_set(topo_spec, c->err, sizeof c->err))
+    c->pin_nodes = a.pin && !strcmp(a.pin, "nodes");
+    if (a.topology) {
+        if (nl_topology_set(a.topology, c->err, sizeof c->err))
             goto fail;
     } else if (nl_topology_env_error()) {
         snprintf(c->err, sizeof c->err, "NUMALOCK_TOPOLOGY: %s", nl_topology_env_error());

@@ -131,6 +131,9 @@ void bench_ratios(bench_ctx_t *c, const char *baseline);
 /* the entry point of `numalock bench` (argv[0] is the workload name) */
 int bench_main(int argc, char **argv, const char *command_line);
 void bench_list_workloads(FILE *f);
+/* The options every workload takes, then the workloads with their own
+ * (the body of `numalock bench --help`). */
+void bench_usage(FILE *f);
 const bench_workload_t *bench_find_workload(const char *name);
 const char *bench_workload_names(char *buf, size_t len);
 

@@ -22,6 +22,24 @@ const char *nl_opt_missing_value(const nl_opt_t *opt, char *buf, size_t len)
     return buf;
 }
 
+void nl_opts_help(FILE *f, const nl_opt_t *opts)
+{
+    int width = 0;
+    for (const nl_opt_t *o = opts; o->name; o++) {
+        int w = (int)(strlen(o->name) + (o->arg ? 1 + strlen(o->arg) : 0));
+        if (w > width && w <= 24)
+            width = w;
+    }
+    for (const nl_opt_t *o = opts; o->name; o++) {
+        char left[128];
+        snprintf(left, sizeof left, "%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        if ((int)strlen(left) > width)
+            fprintf(f, "  %s\n  %*s  %s\n", left, width, "", o->help ? o->help : "");
+        else
+            fprintf(f, "  %-*s  %s\n", width, left, o->help ? o->help : "");
+    }
+}
+
 static const nl_opt_t *find(const nl_opt_t *opts, const char *name, size_t n)
 {
     for (const nl_opt_t *o = opts; o->name; o++)
@@ -38,6 +56,8 @@ int nl_opts_parse(const nl_opt_t *opts, int argc, char **argv, int start, unsign
         const char *a = argv[i];
         if (!strcmp(a, "--"))
             return (flags & NL_OPTS_OPERANDS) ? i + 1 : (snprintf(err, errlen, "unexpected argument '--'"), -1);
+        if ((flags & NL_OPTS_HELP) && (!strcmp(a, "--help") || !strcmp(a, "-h")))
+            return NL_OPTS_HELP_ASKED;
         if (strncmp(a, "--", 2) || !a[2]) {
             if (flags & NL_OPTS_OPERANDS)
                 return i;

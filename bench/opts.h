@@ -25,6 +25,7 @@
 #define NUMALOCK_OPTS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct nl_opt {
     const char *name;   /* "--lock" */
@@ -39,10 +40,16 @@ enum {
      * program of `numalock run`), as does "--"; the index of that argument
      * is returned. Without it, such an argument is an error. */
     NL_OPTS_OPERANDS = 1u << 0,
+    /* "--help" or "-h" where an option may stand asks for the usage: the
+     * parser returns NL_OPTS_HELP_ASKED. Without it, they are unknown
+     * options (or, with NL_OPTS_OPERANDS, "-h" is the first operand). */
+    NL_OPTS_HELP = 1u << 1,
 };
+#define NL_OPTS_HELP_ASKED (-2)
 
 /* Parses argv[start..argc). Returns the index of the first operand (argc when
- * there is none), or -1 with one sentence in err (without the program name).
+ * there is none), NL_OPTS_HELP_ASKED (with NL_OPTS_HELP), or -1 with one
+ * sentence in err (without the program name).
  * `context` (may be NULL) is added after an unknown option's name, e.g.
  * "for workload kvmap". */
 int nl_opts_parse(const nl_opt_t *opts, int argc, char **argv, int start, unsigned flags, const char *context,
@@ -50,6 +57,10 @@ int nl_opts_parse(const nl_opt_t *opts, int argc, char **argv, int start, unsign
 
 /* "--lock NAME, --stats, ..." */
 const char *nl_opts_list(const nl_opt_t *opts, char *buf, size_t len);
+
+/* The options one a line, each with its help phrase, for a usage text:
+ *   "  --lock NAME          the lock for pthread mutexes" */
+void nl_opts_help(FILE *f, const nl_opt_t *opts);
 
 /* The sentence for a missing value, for code that reports it itself:
  * "option '--lock' needs a value: NAME, the lock for pthread mutexes" */
