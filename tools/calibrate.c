@@ -36,9 +36,8 @@
 #include <unistd.h>
 #include "numalock/delegation.h"
 #include "numalock/topology.h"
-#include "numalock_cli.h"
-#include "../bench/bench.h"
-#include "../bench/opts.h"
+#include "bench.h"
+#include "cli.h"
 
 static struct {
     nl_sanl_t lock;
@@ -137,16 +136,30 @@ static int mkdirs_for(const char *path)
     return 0;
 }
 
-int nl_cli_calibrate(int argc, char **argv)
+/* what a run measures with, and where it stores */
+typedef struct {
+    long threads;
+    double secs;
+    int dry;
+    char path[512];
+} cal_run_t;
+
+/* The arguments: "sanl" and the options. 0, or the status to exit with
+ * (the usage printed: 0; one sentence printed: 2). -1: go on. */
+static int cal_args(int argc, char **argv, const nl_cli_command_t *self, cal_run_t *r)
 {
     const char *threads_s = NULL, *dur_s = NULL, *out = NULL;
-    int dry = 0;
     const nl_opt_t opts[] = {
         { "--threads", "N", "threads contending (default: the online CPUs, at least 2)", &threads_s, NULL },
         { "--duration", "S", "seconds per measured point (default 0.2)", &dur_s, NULL },
         { "--out", "FILE", "where to store the thresholds (default: the library's path)", &out, NULL },
-        { "--dry-run", NULL, "measure and print, store nothing", NULL, &dry },
+        { "--dry-run", NULL, "measure and print, store nothing", NULL, &r->dry },
         { 0 } };
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            nl_cli_help(self, opts, "locks: sanl (its thresholds theta_l, theta_f and L_s)\n");
+            return 0;
+        }
     if (argc < 2 || argv[1][0] == '-' || strcmp(argv[1], "sanl")) {
         if (argc < 2 || argv[1][0] == '-')
             fprintf(stderr, "numalock calibrate: missing lock: valid choices are sanl\n");
@@ -154,113 +167,108 @@ int nl_cli_calibrate(int argc, char **argv)
             fprintf(stderr, "numalock calibrate: unknown lock '%s': valid choices are sanl\n", argv[1]);
         return 2;
     }
-    char err[1024];
-    if (nl_opts_parse(opts, argc, argv, 2, 0, NULL, err, sizeof err) < 0) {
-        fprintf(stderr, "numalock calibrate: %s\n", err);
+    if (nl_cli_opts(self, opts, argc, argv, 2, 0, NULL))
+        return 2;
+    r->threads = sysconf(_SC_NPROCESSORS_ONLN);
+    if (r->threads < 2)
+        r->threads = 2;
+    char *e;
+    if (threads_s && ((r->threads = strtol(threads_s, &e, 10)), *e || r->threads < 2 || r->threads > 1024)) {
+        fprintf(stderr, "numalock calibrate: bad value '%s' for --threads: expected 2 to 1024\n", threads_s);
         return 2;
     }
-    long threads = sysconf(_SC_NPROCESSORS_ONLN);
-    if (threads < 2)
-        threads = 2;
-    if (threads_s) {
-        char *e;
-        threads = strtol(threads_s, &e, 10);
-        if (*e || threads < 2 || threads > 1024) {
-            fprintf(stderr, "numalock calibrate: bad value '%s' for --threads: expected 2 to 1024\n", threads_s);
-            return 2;
-        }
+    r->secs = 0.2;
+    if (dur_s && ((r->secs = strtod(dur_s, &e)), *e || !(r->secs >= 0.01 && r->secs <= 60))) {
+        fprintf(stderr, "numalock calibrate: bad value '%s' for --duration: expected 0.01 to 60 seconds\n", dur_s);
+        return 2;
     }
-    double secs = 0.2;
-    if (dur_s) {
-        char *e;
-        secs = strtod(dur_s, &e);
-        if (*e || !(secs >= 0.01 && secs <= 60)) {
-            fprintf(stderr, "numalock calibrate: bad value '%s' for --duration: expected 0.01 to 60 seconds\n",
-                    dur_s);
-            return 2;
-        }
-    }
-    char path[512];
     if (out)
-        snprintf(path, sizeof path, "%s", out);
-    else if (!dry && nl_sanl_params_path(path, sizeof path)) {
+        snprintf(r->path, sizeof r->path, "%s", out);
+    else if (!r->dry && nl_sanl_params_path(r->path, sizeof r->path)) {
         fprintf(stderr, "numalock calibrate: no place to store the thresholds: set NUMALOCK_SANL_PARAMS or HOME, "
                         "or give --out FILE\n");
         return 2;
     }
-    nl_sanl_config_t def;
-    const char *src;
-    nl_sanl_params(&def, &src);
-    printf("calibrating sanl: %ld threads, %.2f s per point, 5 shared lines (now using %s)\n", threads, secs, src);
+    return -1;
+}
 
-    /* theta_l */
-    static const uint64_t iv[] = { 100, 300, 1000, 3000, 10000, 30000, 100000, 300000 };
-    enum { NIV = sizeof iv / sizeof iv[0] };
-    double tin[NIV], tdel[NIV], cl[NIV];
-    nl_sanl_config_t inplace = { .mode = NL_SANL_INPLACE }, deleg = { .mode = NL_SANL_DELEGATE,
-                                                                       .policy = NL_SANL_NO_NUMA };
+static const uint64_t cal_iv[] = { 100, 300, 1000, 3000, 10000, 30000, 100000, 300000 };
+enum { CAL_NIV = sizeof cal_iv / sizeof cal_iv[0] };
+static const nl_sanl_config_t cal_deleg = { .mode = NL_SANL_DELEGATE, .policy = NL_SANL_NO_NUMA };
+
+/* theta_l: in place against delegation over the intervals, from the
+ * highest contention (shortest interval) on: where does delegation stop
+ * winning? 0, or 1 (threads could not run). */
+static int cal_theta_l(const cal_run_t *r, double *theta_l, const char **why)
+{
+    double tin[CAL_NIV], tdel[CAL_NIV], cl[CAL_NIV];
+    nl_sanl_config_t inplace = { .mode = NL_SANL_INPLACE };
     printf("%10s %14s %14s %8s\n", "interval", "in place/s", "delegated/s", "C_l");
-    for (int i = 0; i < NIV; i++) {
+    for (int i = 0; i < CAL_NIV; i++) {
         double dummy;
-        if (cal_point(&inplace, iv[i], (int)threads, secs, &tin[i], &cl[i]) ||
-            cal_point(&deleg, iv[i], (int)threads, secs, &tdel[i], &dummy)) {
-            fprintf(stderr, "numalock calibrate: cannot run %ld threads\n", threads);
+        if (cal_point(&inplace, cal_iv[i], (int)r->threads, r->secs, &tin[i], &cl[i]) ||
+            cal_point(&cal_deleg, cal_iv[i], (int)r->threads, r->secs, &tdel[i], &dummy)) {
+            fprintf(stderr, "numalock calibrate: cannot run %ld threads\n", r->threads);
             return 1;
         }
-        printf("%10llu %14.0f %14.0f %8.3f\n", (unsigned long long)iv[i], tin[i], tdel[i], cl[i]);
+        printf("%10llu %14.0f %14.0f %8.3f\n", (unsigned long long)cal_iv[i], tin[i], tdel[i], cl[i]);
     }
-    /* from the highest contention (shortest interval) on: where does
-     * delegation stop winning? */
     int wins = 0;
-    while (wins < NIV && tdel[wins] > tin[wins])
+    while (wins < CAL_NIV && tdel[wins] > tin[wins])
         wins++;
-    double theta_l;
-    const char *why;
     if (wins == 0) {
-        theta_l = 1.0;
-        why = "delegation lost even at the shortest interval: sanl stays in place";
-    } else if (wins == NIV) {
-        theta_l = cl[NIV - 1];
-        why = "delegation won at every interval: the lowest C_l measured";
+        *theta_l = 1.0;
+        *why = "delegation lost even at the shortest interval: sanl stays in place";
+    } else if (wins == CAL_NIV) {
+        *theta_l = cl[CAL_NIV - 1];
+        *why = "delegation won at every interval: the lowest C_l measured";
     } else {
-        theta_l = (cl[wins - 1] + cl[wins]) / 2;
-        why = "mean C_l of the last interval where delegation wins and the next";
+        *theta_l = (cl[wins - 1] + cl[wins]) / 2;
+        *why = "mean C_l of the last interval where delegation wins and the next";
     }
+    return 0;
+}
 
-    /* theta_f */
-    double theta_f = (double)def.theta_f / 1024.0;
-    const char *why_f = "one node: no-NUMA and distance-first are the same lock, built-in value kept";
-    int nodes = nl_topology_nodes();
-    if (nodes >= 2) {
-        nl_sanl_config_t df = { .mode = NL_SANL_DELEGATE, .policy = NL_SANL_DISTANCE_FIRST };
-        double prev_cl = -1, found = -1;
-        for (int i = 0; i < NIV; i++) {
-            double a, b, c, dummy;
-            cal_point(&deleg, iv[i], (int)threads, secs, &a, &c);
-            cal_point(&df, iv[i], (int)threads, secs, &b, &dummy);
-            if (b > a && prev_cl < 0)
-                prev_cl = c;
-            else if (b <= a && prev_cl >= 0 && found < 0)
-                found = (prev_cl + c) / 2;
-        }
-        if (found >= 0) {
-            theta_f = found;
-            why_f = "mean C_l where distance-first stops beating no-NUMA";
-        } else
-            why_f = "no crossing between no-NUMA and distance-first: built-in value kept";
+/* theta_f: no-NUMA against distance-first, on two nodes or more (with one
+ * the two are the same lock: the built-in value `def` is kept). */
+static double cal_theta_f(const cal_run_t *r, double def, const char **why)
+{
+    *why = "one node: no-NUMA and distance-first are the same lock, built-in value kept";
+    if (nl_topology_nodes() < 2)
+        return def;
+    nl_sanl_config_t df = { .mode = NL_SANL_DELEGATE, .policy = NL_SANL_DISTANCE_FIRST };
+    double prev_cl = -1, found = -1;
+    for (int i = 0; i < CAL_NIV; i++) {
+        double a, b, c, dummy;
+        cal_point(&cal_deleg, cal_iv[i], (int)r->threads, r->secs, &a, &c);
+        cal_point(&df, cal_iv[i], (int)r->threads, r->secs, &b, &dummy);
+        if (b > a && prev_cl < 0)
+            prev_cl = c;
+        else if (b <= a && prev_cl >= 0 && found < 0)
+            found = (prev_cl + c) / 2;
     }
+    if (found < 0) {
+        *why = "no crossing between no-NUMA and distance-first: built-in value kept";
+        return def;
+    }
+    *why = "mean C_l where distance-first stops beating no-NUMA";
+    return found;
+}
 
-    /* L_s */
+/* L_s: in delegation mode at three intervals, the median of the fastest
+ * ls_k per interval (`def` where none ran). */
+static uint32_t cal_ls_k(const cal_run_t *r, uint32_t def)
+{
     static const uint64_t ivl[] = { 100, 1000, 10000 };
     static const uint32_t ks[] = { 1, 4, 16, 64, 256 };
     uint32_t best[3];
     for (int i = 0; i < 3; i++) {
         double bt = -1;
-        best[i] = def.ls_k;
+        best[i] = def;
         for (int k = 0; k < 5; k++) {
             nl_sanl_config_t c = { .mode = NL_SANL_DELEGATE, .policy = NL_SANL_NO_NUMA, .ls_k = ks[k] };
             double t, dummy;
-            cal_point(&c, ivl[i], (int)threads, secs, &t, &dummy);
+            cal_point(&c, ivl[i], (int)r->threads, r->secs, &t, &dummy);
             if (t > bt) {
                 bt = t;
                 best[i] = ks[k];
@@ -269,33 +277,56 @@ int nl_cli_calibrate(int argc, char **argv)
         printf("L_s: interval %llu: fastest ls_k %u\n", (unsigned long long)ivl[i], best[i]);
     }
     uint32_t a = best[0], b = best[1], c = best[2]; /* median of three */
-    uint32_t ls_k = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+    return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+}
 
-    printf("theta_l = %.3f (%s)\ntheta_f = %.3f (%s)\nls_k = %u\n", theta_l, why, theta_f, why_f, ls_k);
-    if (dry) {
-        printf("dry run: nothing stored\n");
-        return 0;
-    }
-    int rc = mkdirs_for(path);
+/* The thresholds into r->path (through a temporary file). 0 or 1. */
+static int cal_store(const cal_run_t *r, double theta_l, double theta_f, uint32_t ls_k)
+{
+    int rc = mkdirs_for(r->path);
     char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", r->path);
     FILE *f = rc ? NULL : fopen(tmp, "w");
     if (!f) {
-        fprintf(stderr, "numalock calibrate: cannot write '%s': %s\n", path, strerror(rc ? rc : errno));
+        fprintf(stderr, "numalock calibrate: cannot write '%s': %s\n", r->path, strerror(rc ? rc : errno));
         return 1;
     }
     time_t now = time(NULL);
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-    fprintf(f, "# numalock calibrate sanl, %s, %ld threads, %.2f s per point\n", when, threads, secs);
+    fprintf(f, "# numalock calibrate sanl, %s, %ld threads, %.2f s per point\n", when, r->threads, r->secs);
     fprintf(f, "theta_l = %.4f\ntheta_f = %.4f\nls_k = %u\n", theta_l, theta_f, ls_k);
-    if (fclose(f) || rename(tmp, path)) {
+    if (fclose(f) || rename(tmp, r->path)) {
         unlink(tmp);
-        fprintf(stderr, "numalock calibrate: cannot write '%s': %s\n", path, strerror(errno));
+        fprintf(stderr, "numalock calibrate: cannot write '%s': %s\n", r->path, strerror(errno));
         return 1;
     }
-    printf("stored in %s (sanl reads it at its first use in a process)\n", path);
+    printf("stored in %s (sanl reads it at its first use in a process)\n", r->path);
     return 0;
+}
+
+int nl_cli_calibrate(int argc, char **argv, const nl_cli_command_t *self)
+{
+    cal_run_t r = { 0 };
+    int rc = cal_args(argc, argv, self, &r);
+    if (rc >= 0)
+        return rc;
+    nl_sanl_config_t def;
+    const char *src, *why, *why_f;
+    nl_sanl_params(&def, &src);
+    printf("calibrating sanl: %ld threads, %.2f s per point, 5 shared lines (now using %s)\n", r.threads, r.secs,
+           src);
+    double theta_l;
+    if (cal_theta_l(&r, &theta_l, &why))
+        return 1;
+    double theta_f = cal_theta_f(&r, (double)def.theta_f / 1024.0, &why_f);
+    uint32_t ls_k = cal_ls_k(&r, def.ls_k);
+    printf("theta_l = %.3f (%s)\ntheta_f = %.3f (%s)\nls_k = %u\n", theta_l, why, theta_f, why_f, ls_k);
+    if (r.dry) {
+        printf("dry run: nothing stored\n");
+        return 0;
+    }
+    return cal_store(&r, theta_l, theta_f, ls_k);
 }
 
 /* `numalock list --json`: the thresholds sanl uses and where they come from */

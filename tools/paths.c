@@ -4,6 +4,7 @@
 #endif
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "paths.h"
@@ -68,4 +69,27 @@ const char *nl_cli_data_dir(void)
     static char buf[PATH_MAX];
     nl_cli_data_file("", buf, sizeof buf);
     return buf;
+}
+
+const char *nl_cli_python(void)
+{
+    static char buf[PATH_MAX];
+    const char *env = getenv("NUMALOCK_PYTHON");
+    if (env && *env)
+        return env;
+    /* the build tree's share/numalock/python3 links to the checkout's
+     * .venv/bin/python3. Python finds its venv (pyvenv.cfg) beside the path
+     * it is started by, or else beside the fully resolved interpreter, so it
+     * is started by the link's target: the link itself would give the base
+     * interpreter without the venv's packages (matplotlib). */
+    if (nl_cli_data_file("python3", buf, sizeof buf) == 0 && access(buf, X_OK) == 0) {
+        char target[PATH_MAX];
+        ssize_t n = readlink(buf, target, sizeof target - 1);
+        if (n > 0 && target[0] == '/') {
+            target[n] = 0;
+            snprintf(buf, sizeof buf, "%s", target);
+        }
+        return buf;
+    }
+    return "python3";
 }

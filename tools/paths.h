@@ -22,5 +22,9 @@ int nl_cli_data_file(const char *name, char *out, size_t len);
 int nl_cli_lib_file(const char *name, char *out, size_t len);
 /* The data folder (the first candidate when none exists), for messages. */
 const char *nl_cli_data_dir(void);
+/* The python3 for the command's scripts (report.py, compare.py):
+ * $NUMALOCK_PYTHON, else the data folder's python3 link (the build tree's
+ * .venv), else python3 from PATH. */
+const char *nl_cli_python(void);
 
 #endif

@@ -1,16 +1,22 @@
 /*
- * `numalock run --lock NAME [--rwlock NAME] [--spin NAME] [--topology SPEC] [--stats]
- *               [--stats-stacks N] [--stats-format text|json] -- PROGRAM ARGS...`
+ * `numalock run [--lock NAME] [--rwlock NAME] [--spin NAME] [--topology SPEC]
+ *               [--stats] [--stats-stacks N] [--stats-format text|json]
+ *               -- PROGRAM ARGS...`
  *
  * Runs an unmodified program with libnumalock-preload.so, so that its pthread
  * mutexes (with their condition variables and rwlocks) run on a numalock
- * algorithm. Names are checked before the program starts; the program's exit
- * status is returned (128 + N when a signal N ended it). With --stats the
- * preload library writes its lock profile to a temporary file at exit, which
- * is printed here to stderr (the program's stdout stays the program's).
- * --stats-stacks N adds the N-frame stack where each listed object was first
- * locked; --stats-format json writes one JSON object per process, one a line.
- * Either implies --stats.
+ * algorithm. Every choice is checked before the program starts, whether an
+ * option or the environment gives it (NUMALOCK_LOCK, NUMALOCK_RWLOCK,
+ * NUMALOCK_SPIN, NUMALOCK_TOPOLOGY, NUMALOCK_WAIT, NUMALOCK_CNA_FAIRNESS,
+ * NUMALOCK_STATS, NUMALOCK_STATS_TOP, _STACKS, _FORMAT; an option wins over
+ * its variable): a bad one is refused with one sentence and status 2, by the
+ * checks the preload applies (src/interpose/policy.c). The program's exit
+ * status is returned (128 + N when a signal N ended it). With --stats (or
+ * NUMALOCK_STATS=1) the preload library writes its lock profile to a
+ * temporary file at exit, which is printed here to stderr (the program's
+ * stdout stays the program's). --stats-stacks N adds the N-frame stack where
+ * each listed object was first locked; --stats-format json writes one JSON
+ * object per process, one a line. Either implies --stats.
  */
 #include <errno.h>
 #include <limits.h>
@@ -23,25 +29,18 @@
 #include <unistd.h>
 #include "numalock/numalock.h"
 #include "numalock/topology.h"
+#include "numalock/cna.h"
 #include "policy.h"
-#include "numalock_cli.h"
-#include "../bench/opts.h"
+#include "cli.h"
 #include "paths.h"
 
 #define PRELOAD_NAME "libnumalock-preload.so"
 
-static int usage(void)
-{
-    fprintf(stderr, "usage: numalock run [--lock NAME] [--rwlock NAME] [--spin NAME] [--topology SPEC] [--stats] "
-                    "[--stats-stacks N] [--stats-format text|json] -- PROGRAM [ARGS...]\n");
-    return 2;
-}
-
-/* The preload library: beside this executable's ../lib (paths.h). */
-static int find_preload(char *out, size_t len)
-{
-    return nl_cli_lib_file(PRELOAD_NAME, out, len);
-}
+/* the choices, as the options give them (NULL, 0: not given) */
+typedef struct {
+    const char *lock, *rwlock, *spin, *topo, *stacks, *format;
+    int stats;
+} run_choices_t;
 
 static volatile pid_t child_pid;
 
@@ -64,98 +63,111 @@ static void print_file(const char *path)
     fclose(f);
 }
 
-int nl_cli_run(int argc, char **argv)
+/* The algorithms: `what` is the option ("--lock") or the variable
+ * ("NUMALOCK_LOCK: "), said before the sentence of an error; the options
+ * keep their sentences of old (a variable's is the same, named). 0 or 2. */
+static int check_algorithms(const char *lock, const char *rwlock, const char *spin, const char *what)
 {
-    const char *lock = NULL, *topo = NULL, *rwlock = NULL, *spin = NULL, *stacks = NULL, *format = NULL;
-    int stats = 0, i;
-    char names[1024], why[512], err[1536];
-    const nl_opt_t opts[] = {
-        { "--lock", "NAME", "the lock algorithm for pthread mutexes", &lock, NULL },
-        { "--rwlock", "NAME", "the read-write algorithm for pthread rwlocks", &rwlock, NULL },
-        { "--spin", "NAME", "the lock algorithm for pthread spin locks", &spin, NULL },
-        { "--topology", "SPEC", NL_CLI_TOPOLOGY_FORMS, &topo, NULL },
-        { "--stats", NULL, "print a lock profile at exit", NULL, &stats },
-        { "--stats-stacks", "N", "frames of the stack shown where each object was first locked, 0 to 64 (implies --stats)",
-          &stacks, NULL },
-        { "--stats-format", "FORMAT", "the profile as text (the default) or json, one object per process a line (implies --stats)",
-          &format, NULL },
-        { 0 },
-    };
-    /* the program starts at the first argument that is no option, or after "--" */
-    i = nl_opts_parse(opts, argc, argv, 1, NL_OPTS_OPERANDS, NULL, err, sizeof err);
-    if (i < 0) {
-        fprintf(stderr, "numalock run: %s\n", err);
+    char why[2048];
+    const nl_lock_ops_t *ops;
+    if (lock && nlp_check_lock(lock, &ops, why, sizeof why))
+        fprintf(stderr, "numalock run: %s%s\n", what, why);
+    else if (rwlock && nlp_check_rwlock(rwlock, &ops, why, sizeof why))
+        fprintf(stderr, "numalock run: %s%s\n", what, why);
+    else if (spin && nlp_check_spin(spin, &ops, why, sizeof why))
+        fprintf(stderr, "numalock run: %s%s\n", what, why);
+    else
+        return 0;
+    return 2;
+}
+
+/* A value of the profile: NAME 'value' is not valid: the valid forms. */
+static int check_value(const char *name, const char *v, int (*parse)(const char *, unsigned *, char *, size_t))
+{
+    char why[256];
+    unsigned x;
+    if (!v || !*v || parse(v, &x, why, sizeof why) == 0)
+        return 0;
+    fprintf(stderr, "numalock run: %s '%s' is not valid: %s\n", name, v, why);
+    return 2;
+}
+
+static int parse_format(const char *v, unsigned *x, char *why, size_t len)
+{
+    int json;
+    int rc = nlp_parse_stats_format(v, &json, why, len);
+    *x = (unsigned)json;
+    return rc;
+}
+
+static int parse_flag(const char *v, unsigned *x, char *why, size_t len)
+{
+    int on = 0;
+    int rc = nlp_parse_flag(v, &on, why, len);
+    *x = (unsigned)on;
+    return rc;
+}
+
+/* The options' values. 0 or 2 (one sentence said). */
+static int check_options(run_choices_t *c)
+{
+    if (check_value("--stats-stacks", c->stacks, nlp_parse_stats_stacks) ||
+        check_value("--stats-format", c->format, parse_format) ||
+        check_algorithms(c->lock, c->rwlock, c->spin, ""))
         return 2;
-    }
-    if (i >= argc) {
-        fprintf(stderr, "numalock run: no program given\n");
-        return usage();
-    }
-    if (stacks) {
-        unsigned frames;
-        if (nlp_parse_stats_stacks(stacks, &frames, why, sizeof why)) {
-            fprintf(stderr, "numalock run: --stats-stacks '%s' is not valid: %s\n", stacks, why);
-            return 2;
-        }
-        stats = 1;
-    }
-    if (format) {
-        int json;
-        if (nlp_parse_stats_format(format, &json, why, sizeof why)) {
-            fprintf(stderr, "numalock run: --stats-format '%s' is not valid: %s\n", format, why);
-            return 2;
-        }
-        stats = 1;
-    }
-    if (lock) {
-        const nl_lock_ops_t *ops = nl_lock_find(lock);
-        if (!ops) {
-            fprintf(stderr, "numalock run: unknown lock '%s': valid locks are %s\n", lock,
-                    nlp_interposable_names(names, sizeof names));
-            return 2;
-        }
-        if (nlp_interposable(ops, why, sizeof why)) {
-            fprintf(stderr, "numalock run: lock '%s' cannot replace pthread mutexes: %s; valid locks are %s\n", lock,
-                    why, nlp_interposable_names(names, sizeof names));
-            return 2;
-        }
-    }
-    if (rwlock) {
-        const nl_lock_ops_t *ops = nl_lock_find(rwlock);
-        if (!ops || nlp_rw_usable(ops, why, sizeof why)) {
-            if (!ops)
-                snprintf(why, sizeof why, "'%s' is not a registered lock", rwlock);
-            fprintf(stderr, "numalock run: unknown rwlock algorithm '%s': %s; valid are %s (default: the built-in reader-preferring lock)\n",
-                    rwlock, why, nlp_rw_names(names, sizeof names));
-            return 2;
-        }
-    }
-    if (spin) {
-        const nl_lock_ops_t *ops = nl_lock_find(spin);
-        if (!ops || nlp_spin_usable(ops, why, sizeof why)) {
-            if (!ops)
-                snprintf(why, sizeof why, "'%s' is not a registered lock", spin);
-            fprintf(stderr, "numalock run: unknown spin lock algorithm '%s': %s; valid are %s\n", spin, why,
-                    nlp_spin_names(names, sizeof names));
-            return 2;
-        }
-    }
-    if (topo) {
+    if (c->stacks || c->format)
+        c->stats = 1;
+    if (c->topo) {
         nl_topology_t *t = malloc(sizeof *t);
         char err[512];
         if (!t)
             return 1;
-        int rc = nl_topology_parse(topo, t, err, sizeof err);
+        int rc = nl_topology_parse(c->topo, t, err, sizeof err);
         free(t);
         if (rc) {
             fprintf(stderr, "numalock run: %s\n", err);
             return 2;
         }
-    } else if (nl_cli_apply_topology(NULL, "numalock run")) {
+    }
+    return 0;
+}
+
+/* The environment's values for what no option gave, by the same checks:
+ * a bad one refuses the run as a bad option does. 0 or 2. */
+static int check_environment(run_choices_t *c)
+{
+    char err[512];
+    const char *v;
+    if (check_algorithms(c->lock ? NULL : getenv(NLP_ENV_LOCK), NULL, NULL, NLP_ENV_LOCK ": ") ||
+        check_algorithms(NULL, c->rwlock ? NULL : getenv(NLP_ENV_RWLOCK), NULL, NLP_ENV_RWLOCK ": ") ||
+        check_algorithms(NULL, NULL, c->spin ? NULL : getenv(NLP_ENV_SPIN), NLP_ENV_SPIN ": ") ||
+        (!c->topo && nl_cli_apply_topology(NULL, "numalock run")))
+        return 2;
+    if ((v = getenv(NLP_ENV_WAIT)) && *v && nl_wait_set_policy(v, err, sizeof err)) {
+        fprintf(stderr, "numalock run: %s: %s\n", NLP_ENV_WAIT, err);
         return 2;
     }
+    if ((v = getenv(NLP_ENV_CNA_FAIRNESS)) && *v && nl_cna_set_fairness(v, err, sizeof err)) {
+        fprintf(stderr, "numalock run: %s: %s\n", NLP_ENV_CNA_FAIRNESS, err);
+        return 2;
+    }
+    if (check_value(NLP_ENV_STATS_TOP, getenv(NLP_ENV_STATS_TOP), nlp_parse_stats_top) ||
+        (!c->stacks && check_value(NLP_ENV_STATS_STACKS, getenv(NLP_ENV_STATS_STACKS), nlp_parse_stats_stacks)) ||
+        (!c->format && check_value(NLP_ENV_STATS_FORMAT, getenv(NLP_ENV_STATS_FORMAT), parse_format)) ||
+        (!c->stats && check_value(NLP_ENV_STATS, getenv(NLP_ENV_STATS), parse_flag)))
+        return 2;
+    v = getenv(NLP_ENV_STATS);
+    if (!c->stats && v && !strcmp(v, "1"))
+        c->stats = 1; /* as --stats */
+    return 0;
+}
+
+/* LD_PRELOAD: the preload library (beside this executable's ../lib,
+ * paths.h) first, then whatever the caller had. 0, 1 or 2. */
+static int set_preload(void)
+{
     char lib[PATH_MAX + 64];
-    if (find_preload(lib, sizeof lib)) {
+    if (nl_cli_lib_file(PRELOAD_NAME, lib, sizeof lib)) {
         fprintf(stderr, "numalock run: cannot find the preload library '%s': build or install it with the command\n",
                 lib);
         return 2;
@@ -165,8 +177,6 @@ int nl_cli_run(int argc, char **argv)
         snprintf(lib, sizeof lib, "%s", real);
         free(real);
     }
-
-    /* LD_PRELOAD: ours first, then whatever the caller had */
     const char *old = getenv("LD_PRELOAD");
     size_t plen = strlen(lib) + (old ? strlen(old) : 0) + 2;
     char *preload = malloc(plen);
@@ -175,48 +185,57 @@ int nl_cli_run(int argc, char **argv)
     snprintf(preload, plen, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
     setenv("LD_PRELOAD", preload, 1);
     free(preload);
-    if (lock)
-        setenv(NLP_ENV_LOCK, lock, 1);
-    if (rwlock)
-        setenv(NLP_ENV_RWLOCK, rwlock, 1);
-    if (spin)
-        setenv(NLP_ENV_SPIN, spin, 1);
-    if (topo)
-        setenv("NUMALOCK_TOPOLOGY", topo, 1);
-    char statsfile[] = "/tmp/numalock-stats.XXXXXX";
-    if (stats) {
-        int fd = mkstemp(statsfile);
-        if (fd < 0) {
-            fprintf(stderr, "numalock run: cannot create a file for the lock profile in /tmp: %s\n", strerror(errno));
-            return 1;
-        }
-        close(fd);
-        setenv(NLP_ENV_STATS, "1", 1);
-        setenv(NLP_ENV_STATS_FILE, statsfile, 1);
-        if (stacks)
-            setenv(NLP_ENV_STATS_STACKS, stacks, 1);
-        if (format)
-            setenv(NLP_ENV_STATS_FORMAT, format, 1);
-    } else {
+    return 0;
+}
+
+/* The program's environment: the options' choices, and the profile's file
+ * (statsfile, created here) when the profile is on. 0 or 1. */
+static int set_environment(const run_choices_t *c, char *statsfile)
+{
+    if (c->lock)
+        setenv(NLP_ENV_LOCK, c->lock, 1);
+    if (c->rwlock)
+        setenv(NLP_ENV_RWLOCK, c->rwlock, 1);
+    if (c->spin)
+        setenv(NLP_ENV_SPIN, c->spin, 1);
+    if (c->topo)
+        setenv("NUMALOCK_TOPOLOGY", c->topo, 1);
+    if (!c->stats) {
         unsetenv(NLP_ENV_STATS);
         unsetenv(NLP_ENV_STATS_FILE);
+        return 0;
     }
+    int fd = mkstemp(statsfile);
+    if (fd < 0) {
+        fprintf(stderr, "numalock run: cannot create a file for the lock profile in /tmp: %s\n", strerror(errno));
+        return 1;
+    }
+    close(fd);
+    setenv(NLP_ENV_STATS, "1", 1);
+    setenv(NLP_ENV_STATS_FILE, statsfile, 1);
+    if (c->stacks)
+        setenv(NLP_ENV_STATS_STACKS, c->stacks, 1);
+    if (c->format)
+        setenv(NLP_ENV_STATS_FORMAT, c->format, 1);
+    return 0;
+}
 
+/* Runs argv[0] with its arguments, waits for it (passing on the requests to
+ * terminate sent to us alone: the program owns the terminal's signals),
+ * prints the profile; its status. */
+static int run_program(char **argv, const char *statsfile)
+{
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "numalock run: fork failed: %s\n", strerror(errno));
-        if (stats)
-            unlink(statsfile);
         return 1;
     }
     if (pid == 0) {
-        execvp(argv[i], argv + i);
-        fprintf(stderr, "numalock run: cannot run '%s': %s\n", argv[i], strerror(errno));
+        execvp(argv[0], argv);
+        fprintf(stderr, "numalock run: cannot run '%s': %s\n", argv[0], strerror(errno));
         _exit(errno == ENOENT ? 127 : 126);
     }
-    /* the program owns the terminal's signals; we only wait for it, and pass
-     * on the requests to terminate that are sent to us alone */
     child_pid = pid;
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
@@ -225,13 +244,45 @@ int nl_cli_run(int argc, char **argv)
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
-    if (stats) {
+    if (statsfile)
         print_file(statsfile);
-        unlink(statsfile);
-    }
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     if (WIFSIGNALED(status))
         return 128 + WTERMSIG(status);
     return 1;
+}
+
+int nl_cli_run(int argc, char **argv, const nl_cli_command_t *self)
+{
+    run_choices_t c = { 0 };
+    const nl_opt_t opts[] = {
+        { "--lock", "NAME", "the lock algorithm for pthread mutexes (NUMALOCK_LOCK)", &c.lock, NULL },
+        { "--rwlock", "NAME", "the read-write algorithm for pthread rwlocks (NUMALOCK_RWLOCK)", &c.rwlock, NULL },
+        { "--spin", "NAME", "the lock algorithm for pthread spin locks (NUMALOCK_SPIN)", &c.spin, NULL },
+        { "--topology", "SPEC", NL_CLI_TOPOLOGY_FORMS " (NUMALOCK_TOPOLOGY)", &c.topo, NULL },
+        { "--stats", NULL, "print a lock profile at exit (NUMALOCK_STATS=1)", NULL, &c.stats },
+        { "--stats-stacks", "N", "frames of the stack shown where each object was first locked, 0 to 64 (implies --stats)",
+          &c.stacks, NULL },
+        { "--stats-format", "FORMAT", "the profile as text (the default) or json, one object per process a line (implies --stats)",
+          &c.format, NULL },
+        { 0 },
+    };
+    /* the program starts at the first argument that is no option, or after "--" */
+    int i, rc = nl_cli_opts(self, opts, argc, argv, 1, NL_OPTS_OPERANDS, &i);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    if (i >= argc) {
+        fprintf(stderr, "numalock run: no program given (usage: numalock %s)\n", self->synopsis);
+        return 2;
+    }
+    if ((rc = check_options(&c)) || (rc = check_environment(&c)) || (rc = set_preload()))
+        return rc;
+    char statsfile[] = "/tmp/numalock-stats.XXXXXX";
+    if (set_environment(&c, statsfile))
+        return 1;
+    rc = run_program(argv + i, c.stats ? statsfile : NULL);
+    if (c.stats)
+        unlink(statsfile);
+    return rc;
 }

@@ -13,10 +13,10 @@
 #include <unistd.h>
 #include "numalock/numalock.h"
 #include "numalock/topology.h"
-#include "../bench/bench.h"
 #include "numalock/measure.h"
-#include "numalock_cli.h"
-#include "../bench/opts.h"
+#include "bench.h"
+#include "cli.h"
+#include "words.h"
 
 #define PROG "numalock topo --measure"
 
@@ -218,128 +218,172 @@ static int whole(const char *opt, const char *v, long max, int *out)
     return 0;
 }
 
+/* the options of `topo --measure`, as given */
+typedef struct {
+    const char *method, *rounds, *trips, *budget, *cpus, *matrix, *json;
+    int measure, no_store;
+} measure_args_t;
+
+static void measure_opts(nl_opt_t *opts, measure_args_t *a)
+{
+    const nl_opt_t table[] = {
+        { "--measure", NULL, "measure core-to-core latency", NULL, &a->measure },
+        { "--method", "cas|store", "how the cache line is bounced (default cas)", &a->method, NULL },
+        { "--rounds", "N", "rounds per pair, the best kept (default 5)", &a->rounds, NULL },
+        { "--trips", "N", "round trips per round, at most (default 1000)", &a->trips, NULL },
+        { "--budget", "S", "seconds the whole measurement may take (default 10)", &a->budget, NULL },
+        { "--cpus", "LIST", "the CPUs to measure (default: all this process may use)", &a->cpus, NULL },
+        { "--matrix", "FILE", "cluster a saved matrix instead of measuring", &a->matrix, NULL },
+        { "--json", "FILE", "write the matrix and verdict as JSON", &a->json, NULL },
+        { "--no-store", NULL, "do not store the result for --topology measured", NULL, &a->no_store },
+        { 0 },
+    };
+    memcpy(opts, table, sizeof table);
+}
+enum { MEASURE_OPTS = 10 };
+
+void nl_cli_topo_measure_help(void)
+{
+    nl_opt_t opts[MEASURE_OPTS];
+    measure_args_t a;
+    measure_opts(opts, &a);
+    nl_opts_help(stdout, opts);
+}
+
+/* --method, --rounds, --trips, --budget into o. 0 or 2. */
+static int measure_settings(const measure_args_t *a, nl_c2c_opts_t *o)
+{
+    if (a->method) {
+        if (strcmp(a->method, "cas") && strcmp(a->method, "store")) {
+            fprintf(stderr, "%s: unknown method '%s': valid choices are cas, store\n", PROG, a->method);
+            return 2;
+        }
+        o->method = a->method;
+    }
+    if ((a->rounds && whole("--rounds", a->rounds, 1000, &o->rounds)) ||
+        (a->trips && whole("--trips", a->trips, 10000000, &o->trips)) ||
+        (a->budget && positive("--budget", a->budget, 3600, &o->budget_s)))
+        return 2;
+    return 0;
+}
+
+/* --cpus: CPUs this process may run on, in increasing order (the matrix and
+ * the spec list CPUs in order). 0 or 2. */
+static int measure_cpus(const char *list, nl_c2c_opts_t *o)
+{
+    static int cpus[NL_C2C_MAX_CPUS];
+    int n = nl_cpulist_parse(list, strlen(list), cpus, NL_C2C_MAX_CPUS);
+    if (n < 1) {
+        fprintf(stderr, "%s: bad CPU list '%s': expected distinct CPUs like 0-3,8\n", PROG, list);
+        return 2;
+    }
+    int allowed[NL_C2C_MAX_CPUS], na = nl_affinity_cpus(allowed, NL_C2C_MAX_CPUS);
+    for (int i = 0; i < n; i++) {
+        int ok = 0;
+        for (int k = 0; k < na; k++)
+            ok |= allowed[k] == cpus[i];
+        if (!ok) {
+            fprintf(stderr, "%s: CPU %d in '%s' is not one this process may run on (see `numalock topo`)\n", PROG,
+                    cpus[i], list);
+            return 2;
+        }
+    }
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && cpus[j - 1] > cpus[j]; j--) {
+            int t = cpus[j]; cpus[j] = cpus[j - 1]; cpus[j - 1] = t;
+        }
+    o->cpus = cpus;
+    o->ncpus = n;
+    return 0;
+}
+
+/* The matrix: read from --matrix, or measured (checking first that --json
+ * can be written). *store: whether it describes this process's CPUs.
+ * 0, 1 or 2. */
+static int measure_matrix(const measure_args_t *a, nl_c2c_opts_t *o, nl_c2c_t *m, int *store)
+{
+    char err[512];
+    if (a->matrix) {
+        *store = 0; /* a file's matrix says nothing about this machine */
+        return read_matrix(a->matrix, m) ? 2 : 0;
+    }
+    if (a->cpus) {
+        if (measure_cpus(a->cpus, o))
+            return 2;
+        *store = 0; /* `measured` is for the process's whole CPU set */
+    }
+    if (a->json) { /* fail early, before measuring */
+        char tmp[4200];
+        snprintf(tmp, sizeof tmp, "%s.tmp", a->json);
+        FILE *f = fopen(tmp, "w");
+        if (!f) {
+            fprintf(stderr, "%s: cannot write JSON file '%s': %s\n", PROG, a->json, strerror(errno));
+            return 2;
+        }
+        fclose(f);
+        unlink(tmp);
+    }
+    o->progress = progress;
+    o->progress_arg = &o->budget_s;
+    if (nl_c2c_measure(o, m, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", PROG, err);
+        return 1;
+    }
+    return 0;
+}
+
+/* The matrix, its clusters, the verdict and the spec on stdout; the spec
+ * and the verdict into spec and verdict. */
+static void measure_print(const measure_args_t *a, const nl_c2c_t *m, const nl_clusters_t *c, char *spec,
+                          size_t speclen, char *verdict, size_t verdictlen)
+{
+    /* a second level where the data shows one ('|' in the spec) */
+    static int node[NL_C2C_MAX_CPUS], leaf[NL_C2C_MAX_CPUS];
+    if (nl_cluster_levels(m->ns, m->n, c, NL_CLUSTER_MIN_CLARITY, node, leaf))
+        nl_cluster_spec_levels(node, leaf, m->n, m->cpus, spec, speclen);
+    else
+        nl_cluster_spec(c, m->cpus, spec, speclen);
+    verdict_text(c, spec, verdict, verdictlen);
+    if (a->matrix)
+        printf("core-to-core one-way latency (ns) from %s, %d CPUs\n", a->matrix, m->n);
+    else
+        printf("core-to-core one-way latency (ns): %s ping-pong, best of %d round%s (at least %d) of up to %d "
+               "round trips per pair, %d CPUs, %.2f s\n",
+               m->method, m->rounds, m->rounds == 1 ? "" : "s", m->rounds_min, m->trips, m->n, m->seconds);
+    print_matrix(m);
+    if (c->k > 1 || c->candidate_k > 1)
+        printf("clusters: median %.0f ns within, %.0f ns between (%s%d clusters)\n", c->within_ns, c->between_ns,
+               c->k > 1 ? "" : "best rejected split: ", c->candidate_k);
+    printf("verdict: %s\n", verdict);
+    printf("spec: %s\n", spec);
+}
+
 int nl_cli_topo_measure(int argc, char **argv)
 {
     nl_c2c_opts_t o = { .method = "cas", .rounds = 5, .trips = 1000, .budget_s = 10 };
-    const char *json = NULL, *matrix = NULL, *cpulist = NULL;
-    int store = 1;
-    static int cpus[NL_C2C_MAX_CPUS];
-    char command[2048];
-    size_t off = (size_t)snprintf(command, sizeof command, "numalock");
-    for (int i = 0; i < argc && off < sizeof command; i++)
-        off += (size_t)snprintf(command + off, sizeof command - off, " %s", argv[i]);
-    const char *method = NULL, *rounds = NULL, *trips = NULL, *budget = NULL;
-    int measure_flag = 0, no_store = 0;
-    const nl_opt_t opts[] = {
-        { "--measure", NULL, "measure core-to-core latency", NULL, &measure_flag },
-        { "--method", "cas|store", "how the cache line is bounced", &method, NULL },
-        { "--rounds", "N", "rounds per pair, the best kept", &rounds, NULL },
-        { "--trips", "N", "round trips per round, at most", &trips, NULL },
-        { "--budget", "S", "seconds the whole measurement may take", &budget, NULL },
-        { "--cpus", "LIST", "the CPUs to measure", &cpulist, NULL },
-        { "--matrix", "FILE", "cluster a saved matrix instead of measuring", &matrix, NULL },
-        { "--json", "FILE", "write the matrix and verdict as JSON", &json, NULL },
-        { "--no-store", NULL, "do not store the result for --topology measured", NULL, &no_store },
-        { 0 },
-    };
-    char perr[1024];
+    measure_args_t a = { 0 };
+    nl_opt_t opts[MEASURE_OPTS];
+    char command[2048], perr[1024], err[512];
+    nl_cli_join_args(command, sizeof command, argc, argv);
+    measure_opts(opts, &a);
     if (nl_opts_parse(opts, argc, argv, 1, 0, NULL, perr, sizeof perr) < 0) {
         fprintf(stderr, "%s: %s\n", PROG, perr);
         return 2;
     }
-    store = !no_store;
-    if (method) {
-        if (strcmp(method, "cas") && strcmp(method, "store")) {
-            fprintf(stderr, "%s: unknown method '%s': valid choices are cas, store\n", PROG, method);
-            return 2;
-        }
-        o.method = method;
-    }
-    if (rounds && whole("--rounds", rounds, 1000, &o.rounds))
-        return 2;
-    if (trips && whole("--trips", trips, 10000000, &o.trips))
-        return 2;
-    if (budget && positive("--budget", budget, 3600, &o.budget_s))
-        return 2;
+    int store = !a.no_store, rc;
     nl_c2c_t m;
-    char err[512];
-    if (matrix) {
-        if (read_matrix(matrix, &m))
-            return 2;
-        store = 0; /* a file's matrix says nothing about this machine */
-    } else {
-        if (cpulist) {
-            int n = nl_cpulist_parse(cpulist, strlen(cpulist), cpus, NL_C2C_MAX_CPUS);
-            if (n < 1) {
-                fprintf(stderr, "%s: bad CPU list '%s': expected distinct CPUs like 0-3,8\n", PROG, cpulist);
-                return 2;
-            }
-            int allowed[NL_C2C_MAX_CPUS], na = nl_affinity_cpus(allowed, NL_C2C_MAX_CPUS);
-            for (int i = 0; i < n; i++) {
-                int ok = 0;
-                for (int k = 0; k < na; k++)
-                    ok |= allowed[k] == cpus[i];
-                if (!ok) {
-                    fprintf(stderr, "%s: CPU %d in '%s' is not one this process may run on "
-                                    "(see `numalock topo`)\n", PROG, cpus[i], cpulist);
-                    return 2;
-                }
-            }
-            /* increasing order: the matrix and the spec list CPUs in order */
-            for (int i = 1; i < n; i++)
-                for (int j = i; j > 0 && cpus[j - 1] > cpus[j]; j--) {
-                    int t = cpus[j]; cpus[j] = cpus[j - 1]; cpus[j - 1] = t;
-                }
-            o.cpus = cpus;
-            o.ncpus = n;
-            store = 0; /* `measured` is for the process's whole CPU set */
-        }
-        if (json) { /* fail early, before measuring */
-            char tmp[4200];
-            snprintf(tmp, sizeof tmp, "%s.tmp", json);
-            FILE *f = fopen(tmp, "w");
-            if (!f) {
-                fprintf(stderr, "%s: cannot write JSON file '%s': %s\n", PROG, json, strerror(errno));
-                return 2;
-            }
-            fclose(f);
-            unlink(tmp);
-        }
-        o.progress = progress;
-        o.progress_arg = &o.budget_s;
-        if (nl_c2c_measure(&o, &m, err, sizeof err)) {
-            fprintf(stderr, "%s: %s\n", PROG, err);
-            return 1;
-        }
-    }
+    if (measure_settings(&a, &o) || (rc = measure_matrix(&a, &o, &m, &store)) == 2)
+        return 2;
+    if (rc)
+        return rc;
     static nl_clusters_t c;
     if (nl_cluster_latency(m.ns, m.n, NL_CLUSTER_MIN_CLARITY, &c)) {
         fprintf(stderr, "%s: the matrix cannot be clustered (a negative or missing latency)\n", PROG);
         nl_c2c_free(&m);
         return 1;
     }
-    static char spec[NL_C2C_MAX_CPUS * 6 + 64];
-    char verdict[NL_C2C_MAX_CPUS * 6 + 256];
-    /* a second level where the data shows one ('|' in the spec) */
-    static int node[NL_C2C_MAX_CPUS], leaf[NL_C2C_MAX_CPUS];
-    if (nl_cluster_levels(m.ns, m.n, &c, NL_CLUSTER_MIN_CLARITY, node, leaf))
-        nl_cluster_spec_levels(node, leaf, m.n, m.cpus, spec, sizeof spec);
-    else
-        nl_cluster_spec(&c, m.cpus, spec, sizeof spec);
-    verdict_text(&c, spec, verdict, sizeof verdict);
-    if (matrix)
-        printf("core-to-core one-way latency (ns) from %s, %d CPUs\n", matrix, m.n);
-    else
-        printf("core-to-core one-way latency (ns): %s ping-pong, best of %d round%s (at least %d) of up to %d "
-               "round trips per pair, %d CPUs, %.2f s\n",
-               m.method, m.rounds, m.rounds == 1 ? "" : "s", m.rounds_min, m.trips, m.n, m.seconds);
-    print_matrix(&m);
-    if (c.k > 1 || c.candidate_k > 1)
-        printf("clusters: median %.0f ns within, %.0f ns between (%s%d clusters)\n", c.within_ns,
-               c.between_ns, c.k > 1 ? "" : "best rejected split: ", c.candidate_k);
-    printf("verdict: %s\n", verdict);
-    printf("spec: %s\n", spec);
-    int rc = 0;
+    static char spec[NL_C2C_MAX_CPUS * 6 + 64], verdict[NL_C2C_MAX_CPUS * 6 + 256];
+    measure_print(&a, &m, &c, spec, sizeof spec, verdict, sizeof verdict);
     if (store) {
         char path[4096];
         nl_measured_path(path, sizeof path);
@@ -350,8 +394,8 @@ int nl_cli_topo_measure(int argc, char **argv)
             printf("stored: %s (read by --topology measured)\n", path);
         }
     }
-    if (json && !rc)
-        rc = write_json(json, command, &m, &c, spec, verdict, matrix ? NAN : o.budget_s);
+    if (a.json && !rc)
+        rc = write_json(a.json, command, &m, &c, spec, verdict, a.matrix ? NAN : o.budget_s);
     nl_c2c_free(&m);
     return rc;
 }
