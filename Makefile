@@ -82,6 +82,16 @@ verify-wmm:
 	elif [ -n "$(VERIFY_WMM_OPTIONAL)" ]; then echo "verify-wmm skipped: GenMC could not be built (above)"; \
 	else exit 1; fi
 
+# Open POSIX Test Suite: its pthread mutex, cond and rwlock tests under glibc
+# and under the preload with every interposable lock; a test that passes
+# under glibc and not under a lock fails (tests/conformance/run.sh: the
+# matrix; CONFORMANCE_TESTS=REGEX, CONFORMANCE_LOCKS=a,b, CONFORMANCE_RUNS=N
+# for a subset). The suite's archive: OPTS_SRC, else one beside the checkout;
+# CONFORMANCE_OPTIONAL=1: without one, say so and pass (CI).
+.PHONY: conformance
+conformance: build
+	@BUILD="$(BUILD)" bash tests/conformance/run.sh
+
 test-java:
 	@if [ -x java/build.sh ]; then java/build.sh test; else echo "java: no module yet"; fi
 
