@@ -43,6 +43,8 @@ extern _Atomic uint32_t nl_qs_max_nodes;
  * defines NL_TEST_WAIT and gets src/ as a PRIVATE include directory. */
 #ifdef NL_TEST_WAIT
 #include "wait/wait.h"
+#include "wait/load.h"
+#include "wait/knobs.h"
 static inline uint64_t nl_test_self_parks(void) { return nl_self()->wc.parks; }
 static inline uint64_t nl_test_self_gate_waits(void) { return nl_self()->wc.gate_parks; }
 #endif

@@ -15,7 +15,6 @@
 #include <sched.h>
 #include "numalock/numalock.h"
 #include "numalock/topology.h"
-#include "numalock/clock.h"
 #include "machine.h"
 
 #define NL_HIDDEN __attribute__((visibility("hidden")))

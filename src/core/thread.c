@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "self.h"
+#include "numalock/clock.h" /* the API's clock, on the machine's (machine.h) */
 
 NL_TLS nl_self_t *nl_self_tls;
 

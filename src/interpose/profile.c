@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <unwind.h>
 #include "preload.h"
+#include "numalock/clock.h"
 #include "../stats.h"
 
 #define NLP_STAT_BITS 16

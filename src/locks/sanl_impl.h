@@ -261,7 +261,7 @@ static inline uint32_t sanl_walk(nl_sanl_t *l, nl_sanl_slot_t *me, int final)
 static inline void sanl_gap(void)
 {
 #ifdef NL_VERIFY
-    return; /* the model checker's clock does not advance (include/numalock/clock.h) */
+    return; /* the model checker's clock does not advance (src/core/machine.h) */
 #endif
     uint64_t t = nl_machine_ticks(), gap = nl_ns_to_ticks(SANL_GAP_NS);
     while (nl_machine_ticks() - t < gap)
@@ -332,7 +332,7 @@ static void *sanl_serve(nl_sanl_t *l, nl_sanl_slot_t *me, nl_deleg_fn fn, void *
 
 /* The clock's ticks since `since`; a sending client looks at it every
  * SANL_TW_LOOK + 1 polls of its answer. The model checker's clock does not
- * advance (include/numalock/clock.h): its check of the paths after T_w
+ * advance (src/core/machine.h): its check of the paths after T_w
  * (verify/wmm/sanl.c with NL_SANL_VERIFY_TW) has T_w over at the first poll. */
 #if defined(NL_VERIFY) && defined(NL_SANL_VERIFY_TW)
 #define SANL_TW_LOOK 0u

@@ -359,14 +359,4 @@ static inline void nl_nudge64(_Atomic uint64_t *w)
         nl_nudge_slow(w, true);
 }
 
-/* The layer's internals, for the code that looks into it or stands in for
- * it, never for a lock: the tests (NL_TEST_WAIT, tests/nl_test_internal.h)
- * and the model checker's environment (NL_VERIFY, verify/wmm/env.c, which
- * defines the load's and the gate's state and the futex itself). */
-#if defined(NL_TEST_WAIT) || defined(NL_VERIFY)
-#include "load.h"
-#include "knobs.h"
-#include "futex.h"
-#endif
-
 #endif

@@ -52,7 +52,7 @@ broken cna-link cna src/locks/cna.c \
 # (a minute each)
 check qspinlock -u 4 -3 rc11
 check qspinlock-cna:qspinlock -u 4 -3 rc11 -- -DNL_QS_CNA
-broken qspinlock-unlock qspinlock include/numalock/cna.h \
+broken qspinlock-unlock qspinlock include/numalock/qspinlock.h \
     'NL_ATOMIC_FETCH_AND(&l->val, ~0xffu, __ATOMIC_RELEASE);' \
     'NL_ATOMIC_FETCH_AND(&l->val, ~0xffu, __ATOMIC_RELAXED);' -u 3
 

@@ -1,4 +1,7 @@
 #include <errno.h>
+#include "wait/load.h"  /* the layer's state and futex, which this environment stands in for */
+#include "wait/knobs.h"
+#include "wait/futex.h"
 
 /*
  * The verification environment: what the locks call outside their own

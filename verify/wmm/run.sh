@@ -62,9 +62,11 @@ genmc_run() {
 # the 3-thread runs, where all four take too long: a list of MODEL
 # (waiters spin) and MODEL/park (waiters park), e.g. "rc11 rc11/park".
 bound=--check-liveness
+checked=" "
 check() {
     local name=${1%%:*} file=${1#*:} threads="" m t
     shift
+    checked="$checked$name "
     want "$name" || return 0
     bound=--check-liveness
     local models3="rc11 rc11/park imm imm/park"
@@ -107,6 +109,19 @@ broken() {
 }
 
 . "$here/checks.sh"
+
+# every registered lock (src/locks/registry.def) without a check of its own
+# gets the generic one (generic.c: its operations table under the client);
+# the locks that wrap glibc's own objects (src/locks/pthread_*.c) are not
+# the library's code and have none
+while read -r sym name; do
+    case "$checked" in *" $name "*) continue ;; esac
+    file=$(grep -l "nl_ops_$sym\b" "$top"/src/locks/*.c | head -n 1)
+    case "$file" in ""|*/pthread_*) continue ;; esac
+    check "$name:generic" -- -DNL_GENERIC_FILE="\"locks/$(basename "$file")\"" -DNL_GENERIC_OPS="nl_ops_$sym"
+done <<EOF2
+$(sed -n 's/^NL_LOCK(\([a-z0-9_]*\), *"\([^"]*\)").*/\1 \2/p' "$top/src/locks/registry.def")
+EOF2
 
 echo "verify-wmm: $runs runs in $(( $(date +%s) - t_all )) s: $( [ $failed = 0 ] && echo 'every verdict as expected' || echo 'SOME VERDICTS WRONG')"
 exit $failed
