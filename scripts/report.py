@@ -1031,6 +1031,11 @@ def build_report(directory: Path, title: str) -> tuple[Path, list[Path]]:
     lines = [f"# {title}", ""]
     lines += section_meta(runs)
     lines += ["## How to read this", "", HOW_TO_READ, ""]
+    locks_md = directory / "locks.md"  # `numalock list --markdown`, written by `numalock report`
+    if locks_md.is_file():
+        lines += ["## The locks", "", "The registered locks (`numalock list --markdown`): sizes, properties and "
+                  "papers; docs/ALGORITHMS.md has each one's invariants and deviations.", "",
+                  locks_md.read_text().rstrip("\n"), ""]
     for grp in groups:
         if grp.workload == "delegation":
             lines += section_delegation(grp, directory, written)

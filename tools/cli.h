@@ -28,6 +28,7 @@ typedef struct nl_cli_command {
 
 /* ---- the commands (their files) ---------------------------------------- */
 int nl_cli_list(int argc, char **argv, const nl_cli_command_t *self);      /* list.c */
+void nl_cli_list_markdown(FILE *f); /* the docs' table of the locks (list.c), also in every report */
 int nl_cli_topo(int argc, char **argv, const nl_cli_command_t *self);      /* topo.c */
 int nl_cli_bench(int argc, char **argv, const nl_cli_command_t *self);     /* bench_cmd.c */
 int nl_cli_report(int argc, char **argv, const nl_cli_command_t *self);    /* report.c */

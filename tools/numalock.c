@@ -8,7 +8,7 @@
 #include "cli.h"
 
 static const nl_cli_command_t commands[] = {
-    { "list", nl_cli_list, "list [--json]", "the lock algorithms and their properties" },
+    { "list", nl_cli_list, "list [--json|--markdown]", "the lock algorithms and their properties" },
     { "topo", nl_cli_topo,
       "topo [--topology SPEC] [--json]\n"
       "topo --measure [--method cas|store] [--budget S] [--cpus LIST] [--json FILE] [...]",

@@ -210,6 +210,19 @@ static int render(const char *out, int failed)
     return failed;
 }
 
+/* the table of the locks (numalock list --markdown) beside the results:
+ * report.py puts it into report.md */
+static void write_locks_table(const char *out)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/locks.md", out);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    nl_cli_list_markdown(f);
+    fclose(f);
+}
+
 int nl_cli_report(int argc, char **argv, const nl_cli_command_t *self)
 {
     const char *out = NULL, *suite = "default";
@@ -248,6 +261,7 @@ int nl_cli_report(int argc, char **argv, const nl_cli_command_t *self)
     }
     int failed = run_suite(f, out);
     fclose(f);
+    write_locks_table(out);
     if (report_stop) {
         fprintf(stderr, "numalock report: stopped by signal %d; the results so far are in %s\n", (int)report_stop,
                 out);
