@@ -17,8 +17,8 @@ include(CMakePackageConfigHelpers)
 
 set(NL_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/numalock)
 set(NL_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/numalock)
-set(NL_DATA_FILES bench/default-suite.txt bench/quick-suite.txt bench/apps-suite.txt scripts/report.py
-  scripts/compare.py scripts/requirements.txt sim/machines.txt)
+set(NL_DATA_FILES bench/default-suite.txt bench/quick-suite.txt bench/apps-suite.txt tools/report.py
+  tools/compare.py scripts/requirements.txt sim/machines.txt)
 
 # bindir -> datadir, bindir -> libdir, relative, for tools/paths.c
 file(RELATIVE_PATH NL_REL_DATADIR ${CMAKE_INSTALL_FULL_BINDIR}

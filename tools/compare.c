@@ -1,5 +1,5 @@
 /* `numalock compare`: a program under glibc and under each lock, which
- * helps. The comparison is scripts/compare.py (installed beside report.py);
+ * helps. The comparison is tools/compare.py (installed beside report.py);
  * this command gives it what only the command knows and replaces itself
  * with it, so a signal sent to the command reaches the script, which kills
  * the running program. The script has the usage (numalock compare --help). */

@@ -7,7 +7,7 @@
  *   installed:  PREFIX/bin/numalock  PREFIX/share/numalock/  PREFIX/lib/
  *   build tree: BUILD/bin/numalock   BUILD/share/numalock/   BUILD/lib/
  *
- * The build tree's share/numalock holds links to bench/ and scripts/ files
+ * The build tree's share/numalock holds links to bench/, tools/ and scripts/ files
  * (cmake/install.cmake makes them), so both layouts look alike.
  */
 #ifndef NL_CLI_PATHS_H

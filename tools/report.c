@@ -1,6 +1,6 @@
 /* `numalock report [--out DIR] [--suite FILE|NAME] [--no-render]`: the
  * benchmark suite, one line at a time, each in a child; then the report
- * (scripts/report.py: JSON to PNG plots and report.md). */
+ * (tools/report.py: JSON to PNG plots and report.md). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tests for scripts/report.py: run it on a small fixture and on bad input.
+"""Tests for tools/report.py: run it on a small fixture and on bad input.
 
 Run as: .venv/bin/python tests/scripts/test_report.py [-v]
 """
@@ -16,7 +16,7 @@ import unittest
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-REPORT = ROOT / "scripts" / "report.py"
+REPORT = ROOT / "tools" / "report.py"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

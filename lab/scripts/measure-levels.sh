@@ -2,7 +2,7 @@
 # The hierarchy's figures (docs/ALGORITHMS.md "Hierarchies"): kvmap on a
 # virtual hierarchy, medians of RUNS runs per lock and thread count: ops/s,
 # the share of hand-overs that crossed each level, the fairness factor.
-#   scripts/measure-levels.sh [RUNS] [NUMALOCK] [TOPOLOGY] [LOCKS] [THREADS] > out.txt
+#   lab/scripts/measure-levels.sh [RUNS] [NUMALOCK] [TOPOLOGY] [LOCKS] [THREADS] > out.txt
 # Defaults: 5 runs, build/bin/numalock, virtual:2x2, "hmcs hmcs-n cna qspinlock-cna mcs", "4 16".
 set -eu
 runs=${1:-5}; cli=${2:-build/bin/numalock}; topo=${3:-virtual:2x2}

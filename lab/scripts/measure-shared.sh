@@ -10,11 +10,11 @@
 #   cache  RocksDB's cache_bench (one shard: one hot mutex) bound to CPU 0
 #          under the preload library: 2 and 4 threads, every interposable
 #          lock against glibc's mutex, medians of RUNS interleaved runs.
-#   scripts/measure-shared.sh [RUNS] [NUMALOCK] [busy,cpu0,cache] > out.txt
+#   lab/scripts/measure-shared.sh [RUNS] [NUMALOCK] [busy,cpu0,cache] > out.txt
 set -eu
 runs=${1:-5}; cli=${2:-build/bin/numalock}; what=${3:-busy,cpu0,cache}
 case $runs in ''|*[!0-9]*|0) echo "$0: RUNS must be a positive number, not '$runs'" >&2; exit 2;; esac
-here=$(dirname "$0")
+ratio=$(dirname "$0")/../../scripts/median-ratio.sh
 queue="mcs cna cna-opt qspinlock qspinlock-cna hmcs c-bo-mcs c-tkt-tkt ticket shfl shfl-block cst-mutex"
 every="$queue tas ttas hbo"
 interposable="hbo tas ttas ticket qspinlock qspinlock-cna shfl shfl-block"
@@ -37,7 +37,7 @@ case ",$what," in *,busy,*)
     for t in 2 8 16; do
         for l in $queue; do
             printf '%-3s ' "$t"
-            "$here/median-ratio.sh" "$runs" "$cli" kvmap --lock "$l,pthread" --threads "$t" --duration 1 \
+            "$ratio" "$runs" "$cli" kvmap --lock "$l,pthread" --threads "$t" --duration 1 \
                 --topology virtual:2 | tail -1
         done
     done
@@ -49,7 +49,7 @@ case ",$what," in *,cpu0,*)
     for t in 2 4 8; do
         for l in $every; do
             printf '%-3s ' "$t"
-            taskset -c 0 "$here/median-ratio.sh" "$runs" "$cli" kvmap --lock "$l,pthread" --threads "$t" \
+            taskset -c 0 "$ratio" "$runs" "$cli" kvmap --lock "$l,pthread" --threads "$t" \
                 --duration 1 --topology virtual:2 | tail -1
         done
     done ;;

@@ -3,7 +3,7 @@
 # machine with 16 or more cores. Run from the project root, with a
 # .multicore-bundle/ directory holding cache_bench and its libraries (bin/,
 # libs/), else the cache_bench on PATH is used, if any:
-#   bash scripts/issues-multicore.sh [RUNS]
+#   bash lab/scripts/issues-multicore.sh [RUNS]
 # Writes into $OUT (default results/multicore-issues-<UTC time>):
 #   machine.txt
 #   delegation-I.json     16 threads, 5 lines, interval I = 100, 1000,
@@ -16,7 +16,7 @@
 # About 6 minutes on 16 cores. Every figure carries its command (JSON
 # records) or the command line printed above it.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 RUNS=${1:-3}
 case $RUNS in ''|*[!0-9]*|0) echo "$0: RUNS must be a positive number, not '$RUNS'" >&2; exit 2;; esac
 OUT=${OUT:-results/multicore-issues-$(date -u +%Y%m%dT%H%M%SZ)}

@@ -3,11 +3,11 @@
 # matrix compared with a reference c2c.txt, and the contention
 # table for every lock at 1..N threads (N = CPUs, up to 16). Run from the
 # project root; writes into $OUT (default results/multicore-topo-<UTC time>).
-#   bash scripts/topo-multicore.sh [REFERENCE_C2C_TXT]
+#   bash lab/scripts/topo-multicore.sh [REFERENCE_C2C_TXT]
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUT=${OUT:-results/multicore-topo-$(date -u +%Y%m%dT%H%M%SZ)}
-REF=${1:-docs/measurements/16core-2026-11-23/c2c.txt}
+REF=${1:-lab/results/16core-park/c2c.txt}
 mkdir -p "$OUT"
 B=build-multicore
 cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake --build $B -j "$(nproc)" >"$OUT/build.log" 2>&1 ||
@@ -15,7 +15,7 @@ cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null && cmake 
 N=$B/bin/numalock
 { uname -a; nproc; lscpu 2>/dev/null | head -20; } >"$OUT/machine.txt"
 NUMALOCK_TOPOLOGY_FILE="$OUT/measured-topology" $N topo --measure --budget 60 --json "$OUT/c2c.json" | tee "$OUT/c2c.txt"
-[ -f "$REF" ] && python3 scripts/c2c-compare.py "$OUT/c2c.json" "$REF" >"$OUT/compare.txt"; tail -1 "$OUT/compare.txt" 2>/dev/null
+[ -f "$REF" ] && python3 lab/scripts/c2c-compare.py "$OUT/c2c.json" "$REF" >"$OUT/compare.txt"; tail -1 "$OUT/compare.txt" 2>/dev/null
 n=$(nproc); [ "$n" -gt 16 ] && n=16
 threads=$(seq -s, 1 "$n")
 $N bench contention --lock all --threads "$threads" --cpus fill --duration 0.5 --json "$OUT/contention.json" | tee "$OUT/contention.txt"

@@ -642,7 +642,7 @@ def table(summaries: list[Summary], unit: str) -> list[str]:
 # --------------------------------------------------------------------------
 
 def report_module() -> Any:
-    """scripts/report.py, installed beside this script: its atomic writes and plots."""
+    """tools/report.py, installed beside this script: its atomic writes and plots."""
     here = os.path.dirname(os.path.realpath(__file__))
     if here not in sys.path:
         sys.path.insert(0, here)
