@@ -462,36 +462,6 @@ static int write_json(bench_ctx_t *c, const char *path)
     return 0;
 }
 
-static void print_table(const bench_ctx_t *c)
-{
-    printf("%-14s %-7s %-12s %14s %8s %9s %9s\n", "lock", "threads", "topology", "ops/s",
-           "ratio", "remote", "fairness");
-    for (size_t i = 0; i < c->nrecords; i++) {
-        const bench_record_t *r = &c->records[i];
-        char ops[24] = "-", ratio[16] = "-", remote[16] = "-", fair[16] = "-";
-        if (!isnan(r->throughput)) /* footprint and the like measure no rate */
-            snprintf(ops, sizeof ops, "%.0f", r->throughput);
-        if (!isnan(r->ratio))
-            snprintf(ratio, sizeof ratio, "%.2fx", r->ratio);
-        if (r->has_stats && r->stats.handovers)
-            snprintf(remote, sizeof remote, "%.1f%%",
-                     100.0 * (double)r->stats.remote_handovers / (double)r->stats.handovers);
-        if (!isnan(r->fairness))
-            snprintf(fair, sizeof fair, "%.3f", r->fairness);
-        /* the other levels a hand-over crossed (remote: the node level) */
-        char cross[96] = "";
-        const nl_topology_t *topo = nl_topology_current();
-        size_t off = 0;
-        for (int l = 0; r->has_stats && r->stats.handovers && topo->nlevels > 1 && l < topo->nlevels; l++)
-            if (l != topo->node_level && off < sizeof cross)
-                off += (size_t)snprintf(cross + off, sizeof cross - off, "%s%s %.1f%%", off ? ", " : "  crossed: ",
-                                        topo->level_name[l],
-                                        100.0 * (double)r->stats.crossings[l] / (double)r->stats.handovers);
-        printf("%-14s %-7d %-12s %14s %8s %9s %9s%s%s%s\n", r->lock, r->threads, r->topology, ops,
-               ratio, remote, fair, cross, r->extra[0] ? "  " : "", r->extra);
-    }
-}
-
 /* ---- argument parsing ------------------------------------------------- */
 static int parse_list_int(const char *s, int *out, size_t max, size_t *n)
 {
@@ -680,8 +650,8 @@ int bench_main(int argc, char **argv, const char *command_line)
         rc = 1;
         goto fail;
     }
-    if (!c->quiet)
-        print_table(c);
+    if (!c->quiet && !w->own_table)
+        bench_print_table(c);
     if (c->json_path && write_json(c, c->json_path)) {
         rc = 1;
         goto fail;

@@ -74,6 +74,7 @@ typedef struct bench_workload {
     int (*run)(bench_ctx_t *ctx);  /* 0, or errno with ctx->err set */
     const char *const *text_opts;  /* options taking text, checked by run; NULL-terminated;
                                       the others must be non-negative integers */
+    int own_table;                 /* run prints its own table: no bench_print_table */
 } bench_workload_t;
 
 /* The runner's additions (the simulator's, sim/main.c; the command leaves
@@ -160,5 +161,7 @@ static inline uint64_t bench_xorshift(uint64_t *s)
 /* small JSON helpers */
 void json_str(FILE *f, const char *s);
 void json_num(FILE *f, double v);  /* NaN/inf -> null */
+/* the records as a table on stdout (table.c) */
+void bench_print_table(const bench_ctx_t *c);
 
 #endif

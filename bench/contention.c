@@ -447,5 +447,6 @@ const bench_workload_t bench_contention = {
     .default_threads = "1,2",
     .default_duration = "0.5",
     .run = ct_run,
+    .own_table = 1,
     .text_opts = ct_text_opts,
 };

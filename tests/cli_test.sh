@@ -85,8 +85,10 @@ assert m4['remote_handovers']>0, m4
 import json
 recs=json.load(open('$T/lat.json'))['records']
 names=[r['lock'] for r in recs]; assert names==['mcs','pthread'], names
-p=[r for r in recs if r['lock']=='pthread'][0]; assert abs(p['ratio_to_pthread']-1.0)<1e-9
+p=[r for r in recs if r['lock']=='pthread'][0]; assert abs(p['ratio_to_baseline']-1.0)<1e-9
 assert all(r['ns_per_pair']>0 for r in recs)
+# one ratio, one direction: above 1 is faster than pthread (its ns over the lock's, median of rounds)
+m=recs[0]; assert 'ratio_to_pthread' not in m and (m['ratio_to_baseline']>1)==(m['ns_per_pair']<p['ns_per_pair']), m
 " && ok || bad "bench latency json"
 
 # instructions (callgrind): integer counts per pair, repeatable, pthread always present
@@ -98,6 +100,10 @@ a=json.load(open('$T/ins.json'))['records']; b=json.load(open('$T/ins2.json'))['
 assert [r['lock'] for r in a]==['mcs','pthread']
 for x,y in zip(a,b):
     assert x['instructions_per_pair']==y['instructions_per_pair']>0, (x,y)
+# a count, not a rate; the ratio as everywhere: above 1 is fewer instructions than pthread
+m,p=a
+assert m['throughput_ops_per_s'] is None and 'instructions_ratio_to_pthread' not in m, m
+assert abs(m['ratio_to_baseline']-p['instructions_per_pair']/m['instructions_per_pair'])<0.01, m
 " && ok || bad "bench instructions"
 fi
 

@@ -127,38 +127,50 @@ static int run_words(char **words, int n, const char *cmd)
     return pid < 0 || w < 0 || !WIFEXITED(st) || WEXITSTATUS(st) ? 1 : 0;
 }
 
-/* One line of the suite: a `numalock bench` command without its first two
- * words, or a `numalock compare` or `numalock sim` command ("compare ...",
- * "sim ..."). Blank lines and # comments are skipped. 0, or 1 when it
- * failed (named on stderr). */
-static int run_line(char *s, int lineno, const char *out)
+/* "numalock [bench] WORD..." as shell words into cmd */
+static int command_of(char **words, int n, char *cmd, size_t len)
 {
-    while (*s == ' ' || *s == '\t')
-        s++;
-    if (!*s || *s == '#')
-        return 0;
-    char *words[64], outpaths[2][PATH_MAX + 256], cmd[4096];
-    int n = nl_cli_split_words(s, words, 63);
-    if (n < 0) {
-        fprintf(stderr, "numalock report: suite line %d has an unclosed quote or more than 63 words\n", lineno);
-        return 1;
-    }
-    into_folder(words, n, out, outpaths);
-    words[n] = NULL;
-    FILE *cf = fmemopen(cmd, sizeof cmd, "w");
+    FILE *cf = fmemopen(cmd, len, "w");
     if (!cf)
-        return 1;
+        return -1;
     fputs(!strcmp(words[0], "compare") || !strcmp(words[0], "sim") ? "numalock" : "numalock bench", cf);
     for (int k = 0; k < n; k++) {
         fputc(' ', cf);
         nl_cli_shell_word(cf, words[k]);
     }
     fclose(cf);
-    cmd[sizeof cmd - 1] = 0;
-    fprintf(stderr, "[report] %s\n", cmd);
+    cmd[len - 1] = 0;
+    return 0;
+}
+
+/* One line of the suite: a `numalock bench` command without its first two
+ * words, or a `numalock compare` or `numalock sim` command ("compare ...",
+ * "sim ..."). Blank lines and # comments are skipped. The line is said as
+ * the suite has it (its files relative to the output folder, which a caller
+ * such as `make run` may rename at the end); it runs with its files in the
+ * folder. 0, or 1 when it failed (named on stderr). */
+static int run_line(char *s, int lineno, const char *out)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!*s || *s == '#')
+        return 0;
+    char *words[64], outpaths[2][PATH_MAX + 256], cmd[4096], shown[4096];
+    int n = nl_cli_split_words(s, words, 63);
+    if (n < 0) {
+        fprintf(stderr, "numalock report: suite line %d has an unclosed quote or more than 63 words\n", lineno);
+        return 1;
+    }
+    if (command_of(words, n, shown, sizeof shown))
+        return 1;
+    into_folder(words, n, out, outpaths);
+    words[n] = NULL;
+    if (command_of(words, n, cmd, sizeof cmd))
+        return 1;
+    fprintf(stderr, "[report] %s\n", shown);
     int failed = run_words(words, n, cmd);
     if (failed && !report_stop)
-        fprintf(stderr, "numalock report: suite line %d failed: %s\n", lineno, cmd);
+        fprintf(stderr, "numalock report: suite line %d failed: %s\n", lineno, shown);
     return failed;
 }
 
@@ -267,8 +279,11 @@ int nl_cli_report(int argc, char **argv, const nl_cli_command_t *self)
                 out);
         return 128 + report_stop;
     }
-    if (no_render) {
-        printf("results (JSON) in %s%s\n", out, failed ? " (some suite lines failed)" : "");
+    if (no_render) { /* the folder is said when this command chose it */
+        if (out == def_out)
+            printf("results (JSON) in %s%s\n", out, failed ? " (some suite lines failed)" : "");
+        else if (failed)
+            printf("some suite lines failed (above); the others' JSON is written\n");
         return failed;
     }
     return render(out, failed);

@@ -31,10 +31,11 @@ PROG = "report.py"
 # Workloads whose records are throughput records (lock x threads -> ops/s).
 THROUGHPUT_WORKLOADS = ("kvmap", "rwhash", "contention", "delegation")
 LATENCY_WORKLOAD = "latency"
+INSTRUCTIONS_WORKLOAD = "instructions"
 FOOTPRINT_WORKLOAD = "footprint"
 C2C_WORKLOAD = "c2c"  # `numalock topo --measure --json`: one latency matrix per record
 COMPARE_WORKLOAD = "compare"  # `numalock compare --json`: a program under glibc and each lock
-WORKLOAD_ORDER = THROUGHPUT_WORKLOADS + (LATENCY_WORKLOAD, FOOTPRINT_WORKLOAD)
+WORKLOAD_ORDER = THROUGHPUT_WORKLOADS + (LATENCY_WORKLOAD, INSTRUCTIONS_WORKLOAD, FOOTPRINT_WORKLOAD)
 SIMULATED = "simulated "  # a group's topology for `numalock sim` records: "simulated MACHINE"
 
 # Numeric fields that, when present and not null, must be numbers.
@@ -54,6 +55,10 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h", "p")
 LINESTYLES = ("-", "--", "-.", ":")
 # More series than this and the legend moves outside the axes, to the right.
 LEGEND_INSIDE_MAX = 6
+# More series than this and a plot of a metric against threads is split into panels.
+PANEL_MAX = 8
+# Line colours: tab10 without its grey (C7), which is the baseline's in a split plot.
+PALETTE = ("C0", "C1", "C2", "C3", "C4", "C5", "C6", "C8", "C9")
 # More bars than this and the latency chart turns horizontal.
 VERTICAL_BARS_MAX = 8
 
@@ -233,6 +238,11 @@ def fmt_float(value: Any, digits: int = 2) -> str:
     return f"{value:.{digits}f}"
 
 
+def fmt_pct(value: Any) -> str:
+    """A share (0-1) as a percentage, as the console prints it."""
+    return DASH if not _is_number(value) else f"{100 * value:.1f}%"
+
+
 def fmt_ratio(value: Any) -> str:
     if value is None:
         return DASH
@@ -270,7 +280,24 @@ def fmt_generic(value: Any) -> str:
     return str(value)
 
 
-def md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
+def _empty_or_zero(text: str) -> bool:
+    """A cell that says nothing: "–", "" or a zero (0, 0.00, 0.0%, 0.00×)."""
+    text = text.strip().rstrip("%×").replace(",", "")
+    if text in ("", DASH):
+        return True
+    try:
+        return float(text.split(" ")[0]) == 0
+    except ValueError:
+        return False
+
+
+def md_table(headers: list[str], rows: list[list[str]], keep: int = 1) -> list[str]:
+    """A Markdown table; the columns after the first `keep` that are empty or
+    zero in every row are left out."""
+    cols = [i for i in range(len(headers))
+            if i < keep or not rows or not all(_empty_or_zero(str(r[i])) for r in rows)]
+    headers = [headers[i] for i in cols]
+    rows = [[r[i] for i in cols] for r in rows]
     lines = ["| " + " | ".join(md_cell(h) for h in headers) + " |",
              "|" + "|".join("---" for _ in headers) + "|"]
     for row in rows:
@@ -321,7 +348,7 @@ def save_figure(fig: Any, path: Path) -> None:
 def _series_style(index: int) -> dict[str, Any]:
     """Colour, marker and line style all vary; earlier series are drawn larger, so a
     series hidden under a later one with equal values still shows around its edge."""
-    style = {"marker": MARKERS[index % len(MARKERS)], "color": f"C{index % 10}",
+    style = {"marker": MARKERS[index % len(MARKERS)], "color": PALETTE[index % len(PALETTE)],
              "linestyle": LINESTYLES[index % len(LINESTYLES)],
              "linewidth": max(1.2, 2.6 - 0.15 * index), "markersize": max(5.0, 12.0 - 0.8 * index)}
     if index % 2:
@@ -404,50 +431,85 @@ def throughput_series(grp: Group, metric: str) -> tuple[dict[str, list[tuple[int
     return series, sorted(threads_seen)
 
 
-def plot_throughput_metric(grp: Group, metric: str, path: Path) -> None:
-    plt = _pyplot()
-    series, threads = throughput_series(grp, metric)
-    fig, ax = plt.subplots(figsize=FIG_SIZE)
-    where = f"{grp.workload}, topology {grp.topology}"
-    any_points = False
-    all_values: list[float] = []
-    for index, (label, pts) in enumerate(series.items()):
-        if not pts:
-            continue
-        any_points = True
-        xs = [p[0] for p in pts]
-        ys = [p[1] for p in pts]
-        all_values.extend(ys)
-        ax.plot(xs, ys, label=label, **_series_style(index))
-    _threads_axis(ax, threads)
+def panel_groups(series: dict[str, list[tuple[int, float]]], baselines: set[str]) -> list[list[str]]:
+    """The series split over panels of at most PANEL_MAX lines, in their order,
+    the baseline's in every panel: many locks in one plot repeat colours and
+    hide each other."""
+    labels = [label for label, pts in series.items() if pts]
+    base = [label for label in labels if label in baselines]
+    others = [label for label in labels if label not in baselines]
+    if len(labels) <= PANEL_MAX or not others:
+        return [labels]
+    per = PANEL_MAX - len(base) if len(base) < PANEL_MAX - 1 else PANEL_MAX
+    count = math.ceil(len(others) / per)
+    size = math.ceil(len(others) / count)
+    return [others[k * size:(k + 1) * size] + base for k in range(count)]
+
+
+def _metric_axis(ax: Any, metric: str, values: list[float]) -> None:
+    """The y axis of a throughput plot's metric."""
     if metric == "throughput_ops_per_s":
-        ax.set_title(f"Throughput vs threads ({where})")
         ax.set_ylabel("throughput (operations/s)")
-        positive = [v for v in all_values if v > 0]
+        positive = [v for v in values if v > 0]
         if positive and max(positive) / min(positive) >= 20:
             ax.set_yscale("log")
         else:
             ax.set_ylim(bottom=0)
         from matplotlib.ticker import FuncFormatter
         ax.yaxis.set_major_formatter(FuncFormatter(si_formatter))
-    elif metric == "remote_share":
-        ax.set_title(f"Remote hand-over share vs threads ({where})")
-        ax.set_ylabel("hand-overs to another node (share, 0\u20131)")
-        ax.set_ylim(-0.02, 1.02)
-    elif metric.startswith("crossed:"):
-        ax.set_title(f"Hand-overs that crossed a {metric[8:]} domain vs threads ({where})")
-        ax.set_ylabel(f"hand-overs to another {metric[8:]} domain (share, 0\u20131)")
-        ax.set_ylim(-0.02, 1.02)
+    elif metric == "remote_share" or metric.startswith("crossed:"):
+        what = "node" if metric == "remote_share" else f"{metric[8:]} domain"
+        ax.set_ylabel(f"hand-overs to another {what} (%)")
+        ax.set_ylim(-2, 102)
     elif metric == "fairness_factor":
-        ax.set_title(f"Fairness factor vs threads ({where})")
         ax.set_ylabel("ops share of the busier half (0.5 = fair)")
         ax.axhline(0.5, color="0.3", linestyle=(0, (6, 3)), linewidth=1, label="0.5 = fair", zorder=1)
         ax.set_ylim(0.45, 1.02)
-    if any_points:
-        _legend(ax, len([p for p in series.values() if p]) + (metric == "fairness_factor"))
-    else:
-        _no_data(ax)
+
+
+METRIC_TITLES = {"throughput_ops_per_s": "Throughput vs threads", "remote_share": "Remote hand-over share vs threads",
+                 "fairness_factor": "Fairness factor vs threads"}
+
+
+def plot_throughput_metric(grp: Group, metric: str, path: Path) -> None:
+    """One metric against threads, a line per lock; more than PANEL_MAX locks
+    are drawn in panels stacked under one another, each with the baseline."""
+    plt = _pyplot()
+    series, threads = throughput_series(grp, metric)
+    if metric == "remote_share" or metric.startswith("crossed:"):  # in percent, as the tables
+        series = {label: [(t, 100 * v) for t, v in pts] for label, pts in series.items()}
+    base_locks = {r["baseline"] for r in grp.records if r.get("baseline")}
+    baselines = {label for label in series if label.split(" (")[0] in base_locks}
+    panels = panel_groups(series, baselines)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(FIG_SIZE[0], FIG_SIZE[1] + 4.2 * (len(panels) - 1)),
+                             sharex=True, sharey=True, squeeze=False)
+    title = METRIC_TITLES.get(metric, f"Hand-overs that crossed a {metric[8:]} domain vs threads")
+    axes[0][0].set_title(f"{title} ({grp.workload}, topology {grp.topology})")
+    values = [v for pts in series.values() for _, v in pts]
+    for panel, labels in zip(axes, panels):
+        ax = panel[0]
+        for index, label in enumerate(labels):
+            style = _series_style(index)
+            if label in baselines and len(panels) > 1:
+                style.update(color="0.35", marker="o", linestyle="--", markerfacecolor="0.35")
+            pts = series[label]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, **style)
+        _threads_axis(ax, threads)
+        _metric_axis(ax, metric, values)
+        if labels:  # outside the axes when the plot is split: the panels then look alike
+            _legend(ax, LEGEND_INSIDE_MAX + 1 if len(panels) > 1 else len(labels) + (metric == "fairness_factor"))
+        else:
+            _no_data(ax)
     save_figure(fig, path)
+
+
+def speed_ratio(rec: dict[str, Any]) -> Any:
+    """A latency record's ratio to pthread, above 1 when faster (files of
+    earlier versions hold only ratio_to_pthread, the time ratio)."""
+    if rec.get("ratio_to_baseline") is not None:
+        return rec["ratio_to_baseline"]
+    old = rec.get("ratio_to_pthread")
+    return 1 / old if _is_number(old) and old > 0 else None
 
 
 def plot_latency(grp: Group, path: Path) -> None:
@@ -459,14 +521,15 @@ def plot_latency(grp: Group, path: Path) -> None:
         ratio.setdefault(rec["lock"], [])
         if rec.get("ns_per_pair") is not None:
             ns[rec["lock"]].append(rec["ns_per_pair"])
-        if rec.get("ratio_to_pthread") is not None:
-            ratio[rec["lock"]].append(rec["ratio_to_pthread"])
+        if speed_ratio(rec) is not None:
+            ratio[rec["lock"]].append(speed_ratio(rec))
     bars = [(lock, statistics.median(v), median_or_none(ratio[lock])) for lock, v in ns.items() if v]
     bars.sort(key=lambda b: b[1])
     horizontal = len(bars) > VERTICAL_BARS_MAX
     size = (FIG_SIZE[0], max(FIG_SIZE[1], 1.2 + 0.42 * len(bars))) if horizontal else FIG_SIZE
     fig, ax = plt.subplots(figsize=size)
-    ax.set_title(f"Uncontended lock+unlock cost, 1 thread (topology {grp.topology})")
+    ax.set_title(f"Uncontended lock+unlock cost, 1 thread (topology {grp.topology}; "
+                 f"\u00d7 pthread: above 1 is faster)")
     value_label = "time per lock+unlock pair (ns)"
     if not bars:
         ax.set_ylabel(value_label)
@@ -608,7 +671,7 @@ def _bytes_tick(value: float) -> str:
 # --------------------------------------------------------------------------
 
 HOW_TO_READ = (
-    "**Remote share** is the share of lock hand-overs whose new holder runs on another "
+    "**Remote share** is the share (in percent) of lock hand-overs whose new holder runs on another "
     "(virtual) NUMA node than the previous holder: lower means the lock keeps its data "
     "on one node longer, which is what NUMA-aware locks aim for (it is empty when a run "
     "had no hand-overs). On a topology with levels around the nodes (`virtual:NxM`, or the "
@@ -617,9 +680,11 @@ HOW_TO_READ = (
     "the busier half of the threads (CNA paper, section 7.1.1): 0.5 means every thread "
     "got the same share, 1.0 means one half of the threads did all the work. **Ratios** "
     "are against a baseline lock measured in the same run (named in each table), because "
-    "absolute timings on a two-core shared machine are noisy; compare ratios and shapes "
-    "rather than absolute numbers. A \u201c" + DASH + "\u201d marks a value the benchmark "
-    "did not report (null); such points are left out of the plots."
+    "absolute timings on a two-core shared machine are noisy; every ratio is above 1 when the lock "
+    "does better (more operations per second, less time, fewer instructions), here, on the console "
+    "and in the JSON (`ratio_to_baseline`). Compare ratios and shapes rather than absolute numbers. A \u201c" + DASH + "\u201d marks a value the benchmark "
+    "did not report (null); such points are left out of the plots, and a column with no value "
+    "other than that or 0 is left out of its table."
 )
 
 
@@ -687,15 +752,15 @@ def section_throughput(grp: Group, directory: Path, written: list[Path]) -> list
         row = [rec["lock"], fmt_generic(rec.get("threads"))]
         if has_read_pct:
             row.append(fmt_generic(rec.get("read_pct")))
-        row += [fmt_int(rec.get("throughput_ops_per_s")), ratio, fmt_float(rec.get("remote_share"))]
-        row += [fmt_float(metric_value(rec, f"crossed:{lv}")) for lv in levels]
+        row += [fmt_int(rec.get("throughput_ops_per_s")), ratio, fmt_pct(rec.get("remote_share"))]
+        row += [fmt_pct(metric_value(rec, f"crossed:{lv}")) for lv in levels]
         row += [fmt_float(rec.get("fairness_factor")), fmt_int(rec.get("handovers"))]
         if simulated:
             row += [fmt_float(rec.get("sim_misses_per_op")), fmt_float(rec.get("sim_llc_misses_per_op"))]
         if multi_file:
             row.append(rec["_file"])
         rows.append(row)
-    lines += md_table(headers, rows)
+    lines += md_table(headers, rows, keep=3 if has_read_pct else 2)
     lines.append("")
     return lines
 
@@ -754,12 +819,14 @@ def section_delegation(grp: Group, directory: Path, written: list[Path]) -> list
         rows.append([rec["lock"], fmt_generic(rec.get("threads")), fmt_generic(rec.get("lines")),
                      fmt_int(rec.get("interval_cycles")), fmt_int(rec.get("throughput_ops_per_s")),
                      fmt_ratio(rec.get("ratio_to_baseline")), fmt_float(rec.get("cycles_per_cs"), 0),
-                     fmt_float(rec.get("server_share")), fmt_int(rec.get("mode_switches")),
-                     fmt_float(rec.get("remote_share")), fmt_float(rec.get("fairness_factor"))])
+                     fmt_pct(rec.get("server_share")), fmt_int(rec.get("mode_switches")),
+                     fmt_pct(rec.get("remote_share")), fmt_float(rec.get("fairness_factor"))])
     if rows:
+        bases = {r.get("baseline") for r in grp.records if r.get("baseline")}
+        ratio_head = f"ratio to {bases.pop()}" if len(bases) == 1 else "ratio to baseline"
         lines += md_table(["lock", "threads", "lines", "interval (cycles)", "throughput (ops/s)",
-                           "ratio to mcs", "cycles per CS", "server share", "mode switches",
-                           "remote share", "fairness"], rows)
+                           ratio_head, "cycles per CS", "server share", "mode switches",
+                           "remote share", "fairness"], rows, keep=4)
         lines.append("")
     return lines
 
@@ -770,7 +837,8 @@ def section_latency(grp: Group, directory: Path, written: list[Path]) -> list[st
     written.append(path)
     lines = [f"## latency \u2014 topology `{grp.topology}`", "",
              "One thread, no contention: the cost of one acquire+release pair, "
-             "and its ratio to glibc's pthread mutex measured in the same run.", ""]
+             "and its ratio to glibc's pthread mutex measured in the same run (pthread's time over the "
+             "lock's: above 1 is faster).", ""]
     _image(lines, f"Lock+unlock cost per lock ({grp.topology})", path.name)
     headers = ["lock", "ns per lock+unlock", "ratio to pthread", "throughput (pairs/s)"]
     if len(grp.files) > 1:
@@ -778,12 +846,32 @@ def section_latency(grp: Group, directory: Path, written: list[Path]) -> list[st
     recs = sorted(grp.records, key=lambda r: (r.get("ns_per_pair") is None, r.get("ns_per_pair") or 0))
     rows = []
     for rec in recs:
-        row = [rec["lock"], fmt_float(rec.get("ns_per_pair"), 1), fmt_ratio(rec.get("ratio_to_pthread")),
+        row = [rec["lock"], fmt_float(rec.get("ns_per_pair"), 1), fmt_ratio(speed_ratio(rec)),
                fmt_int(rec.get("throughput_ops_per_s"))]
         if len(grp.files) > 1:
             row.append(rec["_file"])
         rows.append(row)
     lines += md_table(headers, rows)
+    lines.append("")
+    return lines
+
+
+def section_instructions(grp: Group) -> list[str]:
+    """`numalock bench instructions`: counts per pair, a row per lock."""
+    lines = [f"## instructions \u2014 topology `{grp.topology}`", "",
+             "Instructions per uncontended acquire+release pair, counted by callgrind: through the generic "
+             "handle (`nl_lock`), through the lock's inline explicit API where it has one, and a read-write "
+             "lock's read side; the ratio is pthread's count over the lock's (above 1: fewer).", ""]
+    multi = len(grp.files) > 1
+    headers = ["lock", "instructions per pair", "inline API", "read side", "ratio to pthread"]
+    rows = []
+    for rec in grp.records:
+        count = [rec.get(k) for k in ("instructions_per_pair", "inline_instructions_per_pair",
+                                      "read_instructions_per_pair")]
+        rows.append([rec["lock"]] + [DASH if v is None else f"{v:.2f}".rstrip("0").rstrip(".") for v in count]
+                    + [fmt_ratio(rec.get("ratio_to_baseline"))]
+                    + ([rec["_file"]] if multi else []))
+    lines += md_table(headers + (["file"] if multi else []), rows)
     lines.append("")
     return lines
 
@@ -867,7 +955,7 @@ def section_c2c(grp: Group, directory: Path, written: list[Path]) -> list[str]:
         plot_c2c(rec, path)
         written.append(path)
         _image(lines, f"Core-to-core latency heat map ({len(cpus)} CPUs)", path.name)
-        lines += md_table(["what", "value"], [
+        lines += md_table(["what", "value"], keep=2, rows=[
             ["verdict", md_cell(rec.get("verdict", DASH))],
             ["spec", f"`{rec.get('spec', DASH)}`"],
             ["median within / between clusters (ns)",
@@ -879,10 +967,6 @@ def section_c2c(grp: Group, directory: Path, written: list[Path]) -> list[str]:
         ])
         lines.append("")
     return lines
-
-
-def _pct(value: Any) -> str:
-    return DASH if not _is_number(value) else f"{100 * value:.1f}%"
 
 
 def section_compare(grp: Group, directory: Path, written: list[Path]) -> list[str]:
@@ -906,7 +990,7 @@ def section_compare(grp: Group, directory: Path, written: list[Path]) -> list[st
         figure = "wall time (s)" if first.get("metric") in (None, "wall_s") else f"`{first['metric']}`"
         lines += [f"### {label}", "",
                   f"Figure: {figure}, {'higher' if higher else 'lower'} is better. Command:", "",
-                  "```sh", str(first.get("_command") or DASH), "```", ""]
+                  "```sh", relative_command(first.get("_command") or DASH, directory), "```", ""]
         path = directory / f"compare_{slug(label)}.png"
         plot_compare(recs, path, label)
         written.append(path)
@@ -921,8 +1005,8 @@ def section_compare(grp: Group, directory: Path, written: list[Path]) -> list[st
             status = "ok" if rec.get("status") == "ok" else f"failed: {rec.get('failure') or '?'}"
             rows.append([rec["lock"]] + ([fmt_generic(rec.get("threads"))] if has_threads else []) + [
                 fmt_generic(rec.get("median")), spread, fmt_ratio(rec.get("ratio_to_glibc")),
-                fmt_float(rec.get("cpu_median_s"), 3), _pct(rec.get("contended_share")),
-                _pct(rec.get("remote_share")), status])
+                fmt_float(rec.get("cpu_median_s"), 3), fmt_pct(rec.get("contended_share")),
+                fmt_pct(rec.get("remote_share")), status])
         lines += md_table(headers, rows)
         lines.append("")
         advice = dict.fromkeys((r.get("threads"), r.get("recommendation")) for r in recs
@@ -941,7 +1025,7 @@ def section_generic(grp: Group) -> list[str]:
     headers: list[str] = []
     for rec in grp.records:
         for key in rec:
-            if key not in headers and key not in ("workload", "topology", "_file"):
+            if key not in headers and key not in ("workload", "topology", "_file", "_command", "_started"):
                 headers.append(key)
     if len(grp.files) > 1:
         headers.append("_file")
@@ -951,7 +1035,16 @@ def section_generic(grp: Group) -> list[str]:
     return lines
 
 
-def section_meta(runs: list[Run]) -> list[str]:
+def relative_command(command: Any, directory: Path) -> str:
+    """A recorded command with the output folder's path taken off its files
+    (`make run` builds the folder under another name and renames it)."""
+    text = str(command)
+    for prefix in {str(directory).rstrip("/") + "/", os.path.abspath(directory) + "/"}:
+        text = re.sub(r"(?<=[\s=])" + re.escape(prefix), "", text)
+    return text
+
+
+def section_meta(runs: list[Run], directory: Path) -> list[str]:
     def distinct(key: str) -> str:
         vals = list(dict.fromkeys(fmt_generic(r.meta.get(key)) for r in runs))
         return ", ".join(vals) if vals else DASH
@@ -959,7 +1052,7 @@ def section_meta(runs: list[Run]) -> list[str]:
     starts = sorted(str(r.meta["started_utc"]) for r in runs if r.meta.get("started_utc"))
     when = DASH if not starts else (starts[0] if starts[0] == starts[-1] else f"{starts[0]} to {starts[-1]}")
     lines = ["## Runs", ""]
-    lines += md_table(["what", "value"], [
+    lines += md_table(["what", "value"], keep=2, rows=[
         ["host", distinct("host")],
         ["online CPUs", distinct("online_cpus")],
         ["real NUMA nodes", distinct("real_nodes")],
@@ -981,11 +1074,12 @@ def section_meta(runs: list[Run]) -> list[str]:
             fmt_generic(run.meta.get("workload"))
         rows.append([run.path.name, workloads, fmt_generic(run.meta.get("started_utc")),
                      str(len(run.records)), ptext])
-    lines += md_table(["file", "workload", "started (UTC)", "records", "parameters"], rows)
-    lines += ["", "Commands, exactly as run:", "", "```sh"]
+    lines += md_table(["file", "workload", "started (UTC)", "records", "parameters"], rows, keep=5)
+    lines += ["", "Commands as run, their files named relative to this folder:", "", "```sh"]
     for run in runs:
         command = run.meta.get("command")
-        lines.append(str(command) if command else f"# {run.path.name}: command not recorded")
+        lines.append(relative_command(command, directory) if command
+                     else f"# {run.path.name}: command not recorded")
     lines += ["```", ""]
     return lines
 
@@ -1029,7 +1123,7 @@ def build_report(directory: Path, title: str) -> tuple[Path, list[Path]]:
     groups = group_runs(runs)
     written: list[Path] = []
     lines = [f"# {title}", ""]
-    lines += section_meta(runs)
+    lines += section_meta(runs, directory)
     lines += ["## How to read this", "", HOW_TO_READ, ""]
     locks_md = directory / "locks.md"  # `numalock list --markdown`, written by `numalock report`
     if locks_md.is_file():
@@ -1043,6 +1137,8 @@ def build_report(directory: Path, title: str) -> tuple[Path, list[Path]]:
             lines += section_throughput(grp, directory, written)
         elif grp.workload == LATENCY_WORKLOAD:
             lines += section_latency(grp, directory, written)
+        elif grp.workload == INSTRUCTIONS_WORKLOAD:
+            lines += section_instructions(grp)
         elif grp.workload == FOOTPRINT_WORKLOAD:
             lines += section_footprint(grp, directory, written)
         elif grp.workload == C2C_WORKLOAD:

@@ -67,10 +67,21 @@ def build_fixture(d: Path) -> None:
     for lock, ns in (("pthread", 20.0), ("tas", 9.5), ("mcs", 14.2), ("cna", 15.1), ("hmcs", None)):
         lat.append({"workload": "latency", "lock": lock, "threads": 1, "topology": "auto",
                     "duration_s": 1.0, "ops": 1000, "throughput_ops_per_s": None if ns is None else 1e9 / ns,
-                    "ns_per_pair": ns, "ratio_to_pthread": None if ns is None else ns / 20.0})
+                    "ns_per_pair": ns, "ratio_to_baseline": None if ns is None else 20.0 / ns})
+    lat[3]["ratio_to_pthread"] = lat[3].pop("ratio_to_baseline") and 15.1 / 20.0  # a file of an earlier version
+    # the command as `make run` gives it: the files in a folder renamed at the end
     write_json(d / "latency.json",
-               {"meta": meta("latency", "numalock bench latency --lock pthread,tas,mcs,cna,hmcs --json latency.json"),
+               {"meta": meta("latency", "numalock bench latency --lock pthread,tas,mcs,cna,hmcs "
+                                        f"--json {d}/latency.json"),
                 "records": lat})
+    ins = [{"workload": "instructions", "lock": lock, "threads": 1, "topology": "auto", "duration_s": None,
+            "ops": 20000, "throughput_ops_per_s": None, "per_thread_ops": [20000], "fairness_factor": None,
+            "acquisitions": None, "ratio_to_baseline": 92 / n, "baseline": "pthread", "instructions_per_pair": n,
+            **({"inline_instructions_per_pair": i} if i else {})}
+           for lock, n, i in (("tas", 38.0, 8.0), ("mcs", 88.0, 13.0), ("pthread", 92.0, None))]
+    write_json(d / "instructions.json",
+               {"meta": meta("instructions", "numalock bench instructions --lock tas,mcs --json instructions.json"),
+                "records": ins})
     fp = []
     for lock, per_node in (("mcs", 0), ("cna", 0), ("cohort-bo-mcs", 64), ("hmcs", 128)):
         for nodes in (1, 2, 4, 8):
@@ -150,6 +161,25 @@ class ReportOnFixture(unittest.TestCase):
         self.assertEqual(row.count("\u2013"), 3, row)  # ratio, remote share, fairness
         self.assertTrue(any(line.startswith("| hmcs | \u2013 |") for line in self.md.splitlines()))
 
+    def test_one_direction_for_ratios(self) -> None:
+        """Latency: pthread's time over the lock's, above 1 faster (an earlier file's
+        time ratio turned round); instructions: pthread's count over the lock's."""
+        self.assertIn("| tas | 9.5 | 2.11\u00d7 |", self.md)
+        self.assertIn("| cna | 15.1 | 1.32\u00d7 |", self.md)
+        self.assertIn("| tas | 38 | 8 | 2.42\u00d7 |", self.md)
+
+    def test_instructions_compact(self) -> None:
+        """A row per lock, the counts and the ratio; no column that is all null or 0,
+        no bookkeeping column."""
+        self.assertIn("| lock | instructions per pair | inline API | ratio to pthread |", self.md)
+        self.assertIn("| pthread | 92 | \u2013 | 1.00\u00d7 |", self.md)
+        for word in ("duration_s", "throughput_ops_per_s", "_command", "| read side |"):
+            self.assertNotIn(word, self.md)
+
+    def test_commands_relative_to_the_folder(self) -> None:
+        self.assertIn("--lock pthread,tas,mcs,cna,hmcs --json latency.json\n", self.md)
+        self.assertNotIn(str(self.dir), self.md)
+
     def test_java_section(self) -> None:
         self.assertIn("## Java (virtual threads)", self.md)
         self.assertIn("VNA beat ReentrantLock.", self.md)
@@ -226,7 +256,9 @@ class UnknownWorkload(unittest.TestCase):
             md = (d / "report.md").read_text(encoding="utf-8")
             self.assertIn("mystery", md)
             self.assertIn("| widgets |", md)
-            self.assertIn("| mcs | 2 | 7 | \u2013 |", md)
+            self.assertIn("| mcs | 2 | 7 |\n", md)  # speed: null in every row, left out
+            self.assertNotIn("speed", md)
+            self.assertNotIn("_command", md)
 
 
 class Hierarchy(unittest.TestCase):
@@ -245,7 +277,7 @@ class Hierarchy(unittest.TestCase):
             md = (d / "report.md").read_text(encoding="utf-8")
             self.assertIn("| crossed cache |", md)
             self.assertNotIn("| crossed node |", md)
-            self.assertIn("| cna | 16 | 1,600,000 | 1.00\u00d7 | 0.33 | 1.00 | 0.66 |", md)
+            self.assertIn("| cna | 16 | 1,600,000 | 1.00\u00d7 | 33.0% | 100.0% | 0.66 |", md)
             png = d / "kvmap_virtual-2x2_crossed_cache.png"
             self.assertTrue(png.exists() and png.read_bytes().startswith(PNG_MAGIC))
             self.assertIn(png.name, md)
