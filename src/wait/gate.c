@@ -30,7 +30,13 @@
  *  - the preference moves to another FIFO's head when the preferred FIFO is
  *    empty or has been preferred for NL_GATE_STAY_NS, so every node's
  *    waiters get in, and most hand-overs stay on one node;
- *  - every head leaves at once when the overload is over.
+ *  - every head leaves at once when the overload is over;
+ *  - a bucket holds the waiters of one lock at a time (`owner`: the lock
+ *    and its members, from the ticket to nl_gate_leave); an arrival for
+ *    another lock of the bucket does not wait there but queues on its lock.
+ *    Otherwise a FIFO of two locks deadlocks a thread that holds one and
+ *    sleeps behind a head waiting for it (nested locks, or a signal handler
+ *    that locks while its thread waits at the gate).
  * A lock that is released and not taken again waits at most one nap
  * (NL_GATE_NAP_MAX_NS) for the preferred head: the release of a lock is a
  * plain store in the fast paths, which does not look at the gate.
@@ -82,6 +88,7 @@ typedef struct {
     _Atomic uint32_t pref;   /* the preferred FIFO */
     _Atomic uint64_t since;  /* when it became preferred (ns) */
     _Atomic int32_t entrant; /* thread id of the last thread that entered from here */
+    _Atomic uint64_t owner;  /* the lock whose waiters are here (its address, 48 bits) << 16 | their number */
 } gate_bucket_t;
 
 static gate_bucket_t gate[NL_GATE_BUCKETS];
@@ -94,6 +101,28 @@ static inline uint32_t bucket_index(const void *lock)
 }
 
 static inline gate_bucket_t *bucket_of(const void *lock) { return &gate[bucket_index(lock)]; }
+
+#define OWNER_COUNT 0xffffull
+static inline uint64_t owner_tag(const void *lock) { return (uint64_t)(uintptr_t)lock & 0xffffffffffffull; }
+
+/* Join the bucket's waiters unless they wait for another lock (false). */
+static bool owner_join(gate_bucket_t *b, const void *lock)
+{
+    uint64_t tag = owner_tag(lock), v = atomic_load_explicit(&b->owner, memory_order_relaxed);
+    do {
+        if ((v & OWNER_COUNT) && v >> 16 != tag)
+            return false;
+    } while (!atomic_compare_exchange_weak_explicit(&b->owner, &v, tag << 16 | ((v & OWNER_COUNT) + 1),
+                                                    memory_order_relaxed, memory_order_relaxed));
+    return true;
+}
+
+/* The bucket's waiters wait for `lock` (none wait: false). */
+static inline bool owned_by(gate_bucket_t *b, const void *lock)
+{
+    uint64_t v = atomic_load_explicit(&b->owner, memory_order_relaxed);
+    return (v & OWNER_COUNT) && v >> 16 == owner_tag(lock);
+}
 
 /* knobs.h: a lock's bucket, and whether any thread waits passively there */
 uint32_t nl_gate_bucket(const void *lock) { return bucket_index(lock); }
@@ -111,7 +140,7 @@ static inline bool fifo_empty(gate_fifo_t *f)
 
 bool nl_gate_behind_slow(const void *lock)
 {
-    return nl_gate_crowded(lock) &&
+    return nl_gate_crowded(lock) && owned_by(bucket_of(lock), lock) &&
            atomic_load_explicit(&bucket_of(lock)->entrant, memory_order_relaxed) != nl_self()->id;
 }
 
@@ -119,7 +148,7 @@ bool nl_gate_elsewhere_slow(const void *lock, int node)
 {
     gate_bucket_t *b = bucket_of(lock);
     uint32_t p = atomic_load_explicit(&b->pref, memory_order_relaxed) % NL_GATE_QUEUES;
-    return p != (uint32_t)node % NL_GATE_QUEUES && !fifo_empty(&b->q[p]);
+    return p != (uint32_t)node % NL_GATE_QUEUES && !fifo_empty(&b->q[p]) && owned_by(b, lock);
 }
 
 /* Move the preference from FIFO `from` to `to` (one mover wins); the heads
@@ -139,6 +168,8 @@ void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
     if (!nl_overloaded())
         return; /* the gate is shut only while the process is overloaded */
     gate_bucket_t *b = bucket_of(lock);
+    if (!owner_join(b, lock))
+        return; /* another lock's waiters: queue on ours */
     uint32_t me = (uint32_t)nl_self_node(w->self) % NL_GATE_QUEUES;
     gate_fifo_t *f = &b->q[me];
     nl_wait_counts_t *wc = &w->self->wc;
@@ -223,6 +254,9 @@ void nl_gate_leave(nl_waiter_t *w)
         atomic_fetch_add_explicit(ns, 1, memory_order_seq_cst);
         nl_futex_wake(ns, INT_MAX);
     }
+    /* no longer one of the waiters of the FIFO's bucket */
+    gate_bucket_t *b = &gate[((uintptr_t)f - (uintptr_t)gate) / sizeof *gate];
+    atomic_fetch_sub_explicit(&b->owner, 1, memory_order_relaxed);
 }
 
 /* In a child of fork() only the forking thread exists, and it waits at no
@@ -231,6 +265,7 @@ static void gate_forget(void)
 {
     for (uint32_t b = 0; b < NL_GATE_BUCKETS; b++) {
         atomic_store_explicit(&nl_gate_passive[b], 0, memory_order_relaxed);
+        atomic_store_explicit(&gate[b].owner, 0, memory_order_relaxed);
         for (uint32_t q = 0; q < NL_GATE_QUEUES; q++)
             atomic_store_explicit(&gate[b].q[q].serving,
                                   atomic_load_explicit(&gate[b].q[q].next, memory_order_relaxed),
