@@ -2,7 +2,8 @@
 # numalock Java build entry point.
 #   java/build.sh test            run the JUnit 5 tests (mvn -q -B test) under JDK 25
 #   java/build.sh bench OUTDIR    short JMH run of the paper's listing-3 benchmark;
-#                                 writes OUTDIR/java.json (JMH JSON) and OUTDIR/java.md
+#                                 writes OUTDIR/java.json (JMH JSON), OUTDIR/java.md and
+#                                 OUTDIR/jmh.log (its output; VERBOSE=1 shows it too)
 # Environment: JDK25_HOME overrides the JDK location (default /usr/lib/jvm/temurin-25-jdk-amd64);
 #              BENCH_ARGS replaces the default short JMH options of `bench`.
 set -euo pipefail
@@ -34,6 +35,38 @@ require_jdk25() {
     export PATH="$JDK/bin:$PATH"
     # Maven 3.8's bundled Guava uses sun.misc.Unsafe, which JDK 24+ warns about on every run.
     export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
+}
+
+# The JMH run into OUTDIR (absolute). Its output (Maven's, JMH's: about 1,800
+# lines) goes to OUTDIR/jmh.log and one summary line to the screen; VERBOSE=1
+# shows it as it comes. The JVM and JMH's forks of it (which inherit its
+# options) allow sun.misc.Unsafe, which JMH uses and JDK 24+ warns about.
+bench() {
+    local out="$1" log="$1/jmh.log" start rc args
+    start=$(date +%s)
+    args="${BENCH_ARGS:--f 1 -wi 1 -w 500ms -i 2 -r 800ms}"
+    # shellcheck disable=SC2086
+    set -- "$JDK/bin/java" --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow \
+        -jar bench/target/benchmarks.jar --out "$out" $args
+    cd "$HERE"
+    set +e
+    if [ -n "${VERBOSE:-}" ]; then
+        { mvn -q -B -Dstyle.color=never -DskipTests package 2>&1 && echo "+ $*" && "$@" 2>&1; } |
+            sed -u 's/\x1b\[[0-9;]*m//g' | tee "$log"
+    else
+        echo "java: building and running the JMH benchmarks (a few minutes); output in $(basename "$out")/jmh.log, VERBOSE=1 shows it"
+        { mvn -q -B -Dstyle.color=never -DskipTests package 2>&1 && echo "+ $*" && "$@" 2>&1; } |
+            sed -u 's/\x1b\[[0-9;]*m//g' >"$log"
+    fi
+    rc=$?
+    set -e
+    if [ "$rc" -ne 0 ]; then
+        echo "java: the benchmarks failed (status $rc); the end of $(basename "$out")/jmh.log:" >&2
+        tail -n 15 "$log" >&2
+        return "$rc"
+    fi
+    echo "java: $(grep -c '"benchmark"' "$out/java.json") JMH results in $(($(date +%s) - start)) s:" \
+        "$(basename "$out")/java.md, java.json, jmh.log"
 }
 
 [ $# -ge 1 ] || usage
@@ -75,14 +108,7 @@ case "$cmd" in
         require_jdk25
         mkdir -p "$out"
         out="$(cd "$out" && pwd)"
-        cd "$HERE"
-        mvn -q -B -Dstyle.color=never -DskipTests package 2>&1 | sed -u 's/\x1b\[[0-9;]*m//g'
-        args="${BENCH_ARGS:--f 1 -wi 1 -w 500ms -i 2 -r 800ms}"
-        # shellcheck disable=SC2086
-        set -- "$JDK/bin/java" --enable-native-access=ALL-UNNAMED -jar bench/target/benchmarks.jar \
-            --out "$out" $args
-        echo "+ $*"
-        exec "$@"
+        bench "$out"
         ;;
     *)
         usage

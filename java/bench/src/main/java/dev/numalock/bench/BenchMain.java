@@ -79,8 +79,12 @@ public final class BenchMain {
         try (PrintStream ps = new PrintStream(Files.newOutputStream(out.resolve("java.json")), true, "UTF-8")) {
             ResultFormatFactory.getInstance(ResultFormatType.JSON, ps).writeOut(all);
         }
-        String command = "java --enable-native-access=ALL-UNNAMED -jar java/bench/target/benchmarks.jar "
-                + String.join(" ", args);
+        // the folder as OUTDIR: the command is the same wherever the results go
+        List<String> shown = new ArrayList<>(Arrays.asList(args));
+        int at = shown.indexOf("--out");
+        shown.set(at + 1, "OUTDIR");
+        String command = "java --enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow "
+                + "-jar java/bench/target/benchmarks.jar " + String.join(" ", shown);
         Files.writeString(out.resolve("java.md"), markdown(all, command, seconds));
         System.out.println("wrote " + out.resolve("java.json") + " and " + out.resolve("java.md"));
     }
