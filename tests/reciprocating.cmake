@@ -1,10 +1,11 @@
-# The reciprocating lock: its explicit API beyond the stress harness (whose
-# stress and TSan runs come from NL_LOCKS): the admission order, one wait
-# element for several locks.
+# The reciprocating locks (reciprocating, reciprocating-numa): their explicit
+# APIs beyond the stress harness (whose stress and TSan runs come from
+# NL_LOCKS): the admission order, one wait element for several locks, the
+# NUMA-aware variant's order and its bounded stay.
 add_executable(test_reciprocating test_reciprocating.c)
 target_link_libraries(test_reciprocating PRIVATE numalock_static)
 target_compile_options(test_reciprocating PRIVATE ${NL_WARN})
-foreach(part order shared)
+foreach(part order shared numa bound)
   add_test(NAME reciprocating_api.${part} COMMAND test_reciprocating ${part})
   set_tests_properties(reciprocating_api.${part} PROPERTIES TIMEOUT 120 LABELS "unit;tsan")
 endforeach()

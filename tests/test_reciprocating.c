@@ -8,7 +8,12 @@
  *   shared     one wait element per thread for three locks held at once
  *              (paper form, contexts on the stack), under contention,
  *              released in and out of order
- * Usage: test_reciprocating [order|shared|all]
+ *   numa       reciprocating-numa on virtual:2: the holder on node 0, then
+ *              arrivals R1 (node 1), L1 (node 0), R2 (node 1), L2 (node 0):
+ *              L2, L1 (the holder's node first, newest first), then R2, R1
+ *   bound      reciprocating-numa: a node-1 thread gets the lock while three
+ *              node-0 threads take it again and again (the stay is bounded)
+ * Usage: test_reciprocating [order|shared|numa|bound|all]
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -21,6 +26,7 @@
 #include <time.h>
 #include "numalock/numalock.h"
 #include "numalock/reciprocating.h"
+#include "numalock/topology.h"
 
 static int failures;
 #define CHECK(cond, ...) do { if (!(cond)) { failures++; fprintf(stderr, "test_reciprocating: FAIL %s:%d: ", \
@@ -163,6 +169,97 @@ static void test_shared(void)
     }
 }
 
+/* ---- numa: the holder's node first ------------------------------------------ */
+static nl_recip_numa_t nlock = NL_RECIP_NUMA_INIT;
+static _Atomic int norder2[8], nn;
+
+typedef struct { int idx, node; const char *name; } narg_t;
+
+static void *n_worker(void *p)
+{
+    narg_t *a = p;
+    nl_thread_set_node(a->node);
+    nl_recip_numa_acquire(&nlock);
+    atomic_store(&norder2[atomic_fetch_add(&nn, 1)], a->idx);
+    nl_recip_numa_release(&nlock);
+    return NULL;
+}
+
+static void test_numa(void)
+{
+    static narg_t args[4] = { { 0, 1, "R1" }, { 1, 0, "L1" }, { 2, 1, "R2" }, { 3, 0, "L2" } };
+    char err[256];
+    CHECK(nl_topology_set("virtual:2", err, sizeof err) == 0, "virtual:2: %s", err);
+    nl_thread_set_node(0);
+    pthread_t t[4];
+    nl_recip_numa_acquire(&nlock);
+    for (int i = 0; i < 4; i++) {
+        uintptr_t before = atomic_load(&nlock.arrivals);
+        pthread_create(&t[i], NULL, n_worker, &args[i]);
+        CHECK(wait_change(&nlock.arrivals, before), "arrival %s not seen", args[i].name);
+    }
+    nl_recip_numa_release(&nlock);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    char got[32] = "";
+    for (int i = 0; i < 4; i++) {
+        strcat(got, args[atomic_load(&norder2[i])].name);
+        strcat(got, i < 3 ? "," : "");
+    }
+    CHECK(!strcmp(got, "L2,L1,R2,R1"), "admission order %s, want L2,L1,R2,R1", got);
+    CHECK(!nl_recip_numa_is_locked(&nlock), "lock held after the run");
+}
+
+/* ---- bound: a remote waiter gets in while local threads hammer -------------- */
+static nl_recip_numa_t block = NL_RECIP_NUMA_INIT;
+static _Atomic int b_remote_done, b_started;
+static _Atomic long b_local_ops;
+static volatile long b_count;
+
+static void *b_local(void *p)
+{
+    (void)p;
+    nl_thread_set_node(0);
+    atomic_fetch_add(&b_started, 1);
+    while (!atomic_load(&b_remote_done)) {
+        nl_recip_numa_acquire(&block);
+        b_count++;
+        nl_recip_numa_release(&block);
+        atomic_fetch_add(&b_local_ops, 1);
+    }
+    return NULL;
+}
+
+static void *b_remote(void *p)
+{
+    (void)p;
+    nl_thread_set_node(1);
+    while (atomic_load(&b_local_ops) < 1000)
+        ;
+    nl_recip_numa_acquire(&block);
+    b_count++;
+    nl_recip_numa_release(&block);
+    atomic_store(&b_remote_done, 1);
+    return NULL;
+}
+
+static void test_bound(void)
+{
+    char err[256];
+    CHECK(nl_topology_set("virtual:2", err, sizeof err) == 0, "virtual:2: %s", err);
+    pthread_t t[4];
+    double t0 = now_s();
+    for (int i = 0; i < 3; i++)
+        pthread_create(&t[i], NULL, b_local, NULL);
+    pthread_create(&t[3], NULL, b_remote, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    double took = now_s() - t0;
+    CHECK(took < 30, "the node-1 thread waited %.1f s", took);
+    CHECK(b_count == atomic_load(&b_local_ops) + 1, "%ld sections, want %ld", b_count,
+          atomic_load(&b_local_ops) + 1);
+}
+
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "all";
@@ -179,6 +276,10 @@ int main(int argc, char **argv)
         test_order();
     if (all || !strcmp(which, "shared"))
         test_shared();
+    if (all || !strcmp(which, "numa"))
+        test_numa();
+    if (all || !strcmp(which, "bound"))
+        test_bound();
     if (failures) {
         fprintf(stderr, "test_reciprocating: %d failure(s)\n", failures);
         return 1;

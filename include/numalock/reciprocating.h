@@ -1,6 +1,6 @@
 /*
  * Reciprocating locks (Dice & Kogan, "Reciprocating Locks", PPoPP 2025;
- * arXiv 2501.02380, listing 1).
+ * arXiv 2501.02380, listing 1) and the library's NUMA-aware variant.
  *
  *  - nl_recip_t: one word, the arrival stack: 0 free; 1 held with no
  *    arrival since the lock last turned its arrivals into a segment;
@@ -18,9 +18,16 @@
  *    words) carries what the acquisition hands to its release, one per held
  *    lock (e.g. on the caller's stack). Node-free form:
  *    nl_recip_acquire(l), element and context from the thread's pool.
+ *  - nl_recip_numa_t: reciprocating-numa, the library's own design (not
+ *    from a paper): the same arrival stack, and when a holder turns the
+ *    arrivals into a segment it admits the waiters of its own node first
+ *    and defers the others, which travel with the lock (as CNA's secondary
+ *    queue does) until the lock has stayed on the node for the CNA
+ *    fairness rule's time (nl_cna_set_fairness, cna.h; default 1 ms) or no
+ *    waiter of the node arrives. Node-free form only.
  *
  * The release needs the acquisition's context, so only the thread that
- * acquired may release (the lock cannot replace a pthread mutex).
+ * acquired may release (neither lock can replace a pthread mutex).
  */
 #ifndef NUMALOCK_RECIPROCATING_H
 #define NUMALOCK_RECIPROCATING_H
@@ -58,6 +65,14 @@ NL_API int  nl_recip_try(nl_recip_t *l);
 NL_API void nl_recip_release(nl_recip_t *l);
 /* true while some thread holds the lock (a snapshot) */
 NL_API bool nl_recip_is_locked(const nl_recip_t *l);
+
+/* reciprocating-numa: do not mix with nl_recip_* on one lock */
+typedef struct { NL_ATOMIC(uintptr_t) arrivals; } nl_recip_numa_t;
+#define NL_RECIP_NUMA_INIT { 0 }
+NL_API void nl_recip_numa_acquire(nl_recip_numa_t *l);
+NL_API int  nl_recip_numa_try(nl_recip_numa_t *l);
+NL_API void nl_recip_numa_release(nl_recip_numa_t *l);
+NL_API bool nl_recip_numa_is_locked(const nl_recip_numa_t *l);
 
 #ifdef __cplusplus
 }
