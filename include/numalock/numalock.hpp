@@ -183,4 +183,20 @@ private:
 
 } // namespace numalock
 
+/* Queue locks of one word (reciprocating.h, hemlock.h) and CLH (clh.h), in
+ * their node-free forms: the wait element or queue node comes from the
+ * calling thread (its pool, its element, its node cache). Any thread may
+ * unlock a numalock::clh; the others belong to the thread that locked. */
+#include "clh.h"
+#include "hemlock.h"
+#include "reciprocating.h"
+
+namespace numalock {
+using clh = detail::in_place_lock<nl_clh_t, nl_clh_acquire, nl_clh_try, nl_clh_release>;
+using hemlock = detail::in_place_lock<nl_hemlock_t, nl_hemlock_acquire, nl_hemlock_try, nl_hemlock_release>;
+using reciprocating = detail::in_place_lock<nl_recip_t, nl_recip_acquire, nl_recip_try, nl_recip_release>;
+using reciprocating_numa =
+    detail::in_place_lock<nl_recip_numa_t, nl_recip_numa_acquire, nl_recip_numa_try, nl_recip_numa_release>;
+} // namespace numalock
+
 #endif
