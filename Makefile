@@ -52,11 +52,15 @@ test: deps venv
 	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory test-c test-tsan test-java test-numa
 
+# After each CTest run, the skipped tests with the reason their output gives
+# (scripts/ctest-skips.py over the run's JUnit file).
 test-c:
-	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 300
+	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure --timeout 300 --output-junit ctest.xml; \
+	  rc=$$?; python3 $(CURDIR)/scripts/ctest-skips.py ctest.xml; exit $$rc
 
 test-tsan: tsan
-	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 exitcode=66" ctest -j $(JOBS) --output-on-failure -LE verify --timeout 900
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 exitcode=66" ctest -j $(JOBS) --output-on-failure -LE verify \
+	  --timeout 900 --output-junit ctest.xml; rc=$$?; python3 $(CURDIR)/scripts/ctest-skips.py ctest.xml; exit $$rc
 
 # aarch64: the library, the preload library and the tests cross-built with
 # Debian's gcc-aarch64-linux-gnu; the tests whose command is a test program
