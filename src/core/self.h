@@ -53,6 +53,7 @@ typedef struct nl_wait_counts {
     uint64_t parks;       /* futex sleeps in a lock's queue                   */
     uint64_t gate_parks;  /* passive waits at the gate (over-subscription)    */
     uint64_t wakes;       /* futex wakes issued (hand-overs and early wakes)  */
+    uint64_t woken;       /* ... the sleepers they woke                      */
     uint64_t to_parked;   /* grants received while parked (counted by the waiter) */
     uint64_t preempted;   /* waits in which the waiter saw itself lose its CPU */
     uint64_t extra[NL_STATS_EXTRA]; /* the lock's own events (nl_lock_ops_t.extra_names) */
@@ -136,6 +137,27 @@ static inline void *nl_qnode_top(nl_self_t *s, const void *lock)
     return (d && !s->holes && s->pool[d - 1].owner == lock) ? s->pool[d - 1].mem : NULL;
 }
 static inline void nl_qnode_pop(nl_self_t *s) { s->pool[--s->depth].owner = NULL; }
+
+/* Compare-and-swap of a word that only this thread and its signal handlers
+ * touch: atomic against a handler that interrupts the thread (one
+ * instruction on x86-64, without the bus lock), no order towards others. */
+static inline bool nl_local_cas64(_Atomic uint64_t *p, uint64_t *expect, uint64_t desired)
+{
+#if defined(__x86_64__) && !defined(NL_VERIFY) && !defined(NL_SIM) && !defined(__SANITIZE_THREAD__)
+    bool ok;
+    __asm__ __volatile__("cmpxchgq %3, %1"
+                         : "=@ccz"(ok), "+m"(*(uint64_t *)(void *)p), "+a"(*expect)
+                         : "r"(desired)
+                         : "memory");
+    return ok;
+#else
+    return atomic_compare_exchange_strong_explicit(p, expect, desired, memory_order_relaxed, memory_order_relaxed);
+#endif
+}
+
+/* No memory for something a lock cannot go on without: one line on stderr
+ * ("numalock: no memory for WHAT; stopping"), then abort(). */
+NL_HIDDEN void nl_no_memory(const char *what) __attribute__((noreturn, cold));
 
 /* Fast per-thread pseudo-random number (xorshift64*). */
 #ifdef NL_VERIFY

@@ -133,6 +133,19 @@ nl_self_t *nl_self_create(void)
     return s;
 }
 
+void nl_no_memory(const char *what)
+{
+    char line[160] = "numalock: no memory for ";
+    size_t n = strlen(line), w = strlen(what);
+    if (w > sizeof line - n - 12)
+        w = sizeof line - n - 12;
+    memcpy(line + n, what, w);
+    memcpy(line + n + w, "; stopping\n", 11);
+    ssize_t r = write(2, line, n + w + 11);
+    (void)r;
+    abort();
+}
+
 int nl_thread_id(void) { return nl_self()->id; }
 
 void *nl_qnode_get_slow(nl_self_t *s, const void *lock)

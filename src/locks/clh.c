@@ -67,14 +67,95 @@ static bool clh_busy(const void *l)
 }
 
 /* ---- nodes ---------------------------------------------------------------- */
-/* A thread slot's cache (its thread only). */
+/* A thread slot's cache (its thread only): a stack of nodes, one word: the
+ * top node, the number of nodes and a version. A signal handler may take a
+ * CLH lock while its thread is half-way through a get or a put, so every
+ * change is one compare-and-swap of the word (nl_local_cas64: atomic
+ * against the thread's own handlers) from the value it was computed from,
+ * and the version makes a word that a handler changed and changed back
+ * differ. The model checker's build (verify/wmm, no signals, no pointer
+ * arithmetic) keeps the top and the count as two fields. */
+#define CLH_KEEP 16  /* a cache keeps at most this many nodes ... */
+#define CLH_BATCH 8  /* ... and gives or takes this many at a time */
+
+#ifndef NL_VERIFY
+typedef struct {
+    _Atomic uint64_t word;
+} __attribute__((aligned(NL_CACHELINE))) clh_cache_t;
+
+/* word: top >> 6 in bits 22-63 (addresses below 2^48), count in 16-21, version in 0-15 */
+static inline nl_clh_node_t *cw_top(uint64_t w) { return (nl_clh_node_t *)(uintptr_t)(w >> 22 << 6); }
+static inline uint32_t cw_n(uint64_t w) { return (uint32_t)(w >> 16) & 63u; }
+static inline uint64_t cw_make(nl_clh_node_t *top, uint32_t n, uint64_t old)
+{
+    return (uint64_t)(uintptr_t)top >> 6 << 22 | (uint64_t)n << 16 | ((old + 1) & 0xffffu);
+}
+static inline bool clh_fits(const nl_clh_node_t *n) { return (uint64_t)(uintptr_t)n >> 48 == 0; }
+static inline uint64_t cw_load(clh_cache_t *c) { return atomic_load_explicit(&c->word, memory_order_relaxed); }
+
+/* the top node, taken (NULL: empty) */
+static inline nl_clh_node_t *clh_pop(clh_cache_t *c)
+{
+    uint64_t w = cw_load(c);
+    for (nl_clh_node_t *n; (n = cw_top(w));)
+        if (nl_local_cas64(&c->word, &w, cw_make(n->spare, cw_n(w) - 1, w)))
+            return n;
+    return NULL;
+}
+/* push `n` while the cache has fewer than `keep` nodes (false: it has) */
+static inline bool clh_push_below(clh_cache_t *c, nl_clh_node_t *n, uint32_t keep)
+{
+    uint64_t w = cw_load(c);
+    while (cw_n(w) < keep) {
+        n->spare = cw_top(w);
+        if (nl_local_cas64(&c->word, &w, cw_make(n, cw_n(w) + 1, w)))
+            return true;
+    }
+    return false;
+}
+/* the top CLH_BATCH nodes, taken as a list first..*last (NULL: fewer) */
+static inline nl_clh_node_t *clh_pop_batch(clh_cache_t *c, nl_clh_node_t **last)
+{
+    uint64_t w = cw_load(c);
+    for (;;) {
+        nl_clh_node_t *first = cw_top(w), *l = first;
+        for (uint32_t i = 1; i < CLH_BATCH && l; i++)
+            l = l->spare;
+        if (!l || cw_n(w) < CLH_BATCH)
+            return NULL;
+        if (nl_local_cas64(&c->word, &w, cw_make(l->spare, cw_n(w) - CLH_BATCH, w))) {
+            *last = l;
+            return first;
+        }
+    }
+}
+#else
 typedef struct {
     nl_clh_node_t *top;
     uint32_t n;
 } __attribute__((aligned(NL_CACHELINE))) clh_cache_t;
 
-#define CLH_KEEP 16  /* a cache keeps at most this many nodes ... */
-#define CLH_BATCH 8  /* ... and gives or takes this many at a time */
+static inline bool clh_fits(const nl_clh_node_t *n) { return (void)n, true; }
+static inline nl_clh_node_t *clh_pop(clh_cache_t *c)
+{
+    nl_clh_node_t *n = c->top;
+    if (n) {
+        c->top = n->spare;
+        c->n--;
+    }
+    return n;
+}
+static inline bool clh_push_below(clh_cache_t *c, nl_clh_node_t *n, uint32_t keep)
+{
+    if (c->n >= keep)
+        return false;
+    n->spare = c->top;
+    c->top = n;
+    c->n++;
+    return true;
+}
+#endif
+#define CLH_FULL 63 /* the count's field */
 
 static _Atomic(clh_cache_t *) clh_caches[NL_MAX_THREADS];
 
@@ -89,8 +170,10 @@ static nl_clh_node_t *clh_alloc(void)
 
 #ifndef NL_VERIFY
 /* The spare list: surplus nodes of the caches, and the nodes of threads
- * without a slot. A spin word guards it (taken only by threads whose cache
- * over- or underflows); a child of fork() starts with it free and empty. */
+ * without a slot. A spin word guards it, taken only by threads whose cache
+ * over- or underflows, and only tried: its holder may be this thread, in
+ * the code a signal handler interrupted (a get then allocates, a put keeps
+ * the node). A child of fork() starts with it free and empty. */
 static _Atomic uint32_t clh_spares_busy;
 static nl_clh_node_t *clh_spares;
 static pthread_once_t clh_fork_once = PTHREAD_ONCE_INIT;
@@ -102,21 +185,27 @@ static void clh_atfork_child(void)
 }
 static void clh_fork_setup(void) { pthread_atfork(NULL, NULL, clh_atfork_child); }
 
-static void clh_spares_lock(void)
+static bool clh_spares_lock(void)
 {
     pthread_once(&clh_fork_once, clh_fork_setup);
     nl_waiter_t w;
     nl_waiter_init(&w);
-    while (atomic_exchange_explicit(&clh_spares_busy, 1, memory_order_acquire))
-        while (atomic_load_explicit(&clh_spares_busy, memory_order_relaxed))
-            nl_wait_step(&w);
+    for (uint32_t i = 0; i < 128; i++) { /* a holder on another CPU is done in a few steps */
+        if (!atomic_load_explicit(&clh_spares_busy, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&clh_spares_busy, 1, memory_order_acquire))
+            return true;
+        nl_wait_step(&w);
+    }
+    return false;
 }
 static void clh_spares_unlock(void) { atomic_store_explicit(&clh_spares_busy, 0, memory_order_release); }
 
 /* Up to `max` spare nodes, linked through `spare`; *got their number. */
 static nl_clh_node_t *clh_spares_take(uint32_t max, uint32_t *got)
 {
-    clh_spares_lock();
+    *got = 0;
+    if (!clh_spares_lock())
+        return NULL;
     nl_clh_node_t *first = clh_spares, *last = NULL;
     uint32_t n = 0;
     for (nl_clh_node_t *p = first; p && n < max; p = p->spare, n++)
@@ -130,12 +219,15 @@ static nl_clh_node_t *clh_spares_take(uint32_t max, uint32_t *got)
     return n ? first : NULL;
 }
 
-static void clh_spares_give(nl_clh_node_t *first, nl_clh_node_t *last)
+/* false: the list was not free, the nodes stay the caller's */
+static bool clh_spares_give(nl_clh_node_t *first, nl_clh_node_t *last)
 {
-    clh_spares_lock();
+    if (!clh_spares_lock())
+        return false;
     last->spare = clh_spares;
     clh_spares = first;
     clh_spares_unlock();
+    return true;
 }
 #endif
 
@@ -160,15 +252,26 @@ static inline clh_cache_t *clh_cache(nl_self_t *s)
     return NL_LIKELY(c) ? c : clh_cache_slow(s->id);
 }
 
+#ifndef NL_VERIFY
+/* Keep `n` in the cache over its count, else in the spare list; with both
+ * full or busy (the list's holder may be this very thread, interrupted by
+ * the signal handler we run in) the node is lost, never reused. */
+static void clh_keep(clh_cache_t *c, nl_clh_node_t *n)
+{
+    if (!(c && clh_fits(n) && clh_push_below(c, n, CLH_FULL)))
+        clh_spares_give(n, n);
+}
+#endif
+
 static __attribute__((noinline)) nl_clh_node_t *clh_get_slow(clh_cache_t *c)
 {
 #ifndef NL_VERIFY
     uint32_t got;
     nl_clh_node_t *list = clh_spares_take(c ? CLH_BATCH : 1, &got);
     if (list) {
-        if (c) {
-            c->top = list->spare;
-            c->n = got - 1;
+        for (nl_clh_node_t *p = list->spare, *next; c && p; p = next) {
+            next = p->spare;
+            clh_keep(c, p);
         }
         return list;
     }
@@ -182,48 +285,34 @@ static __attribute__((noinline)) nl_clh_node_t *clh_get_slow(clh_cache_t *c)
 static inline nl_clh_node_t *clh_get(nl_self_t *s)
 {
     clh_cache_t *c = clh_cache(s);
-    if (NL_LIKELY(c && c->top)) {
-        nl_clh_node_t *n = c->top;
-        c->top = n->spare;
-        c->n--;
-        return n;
-    }
-    return clh_get_slow(c);
+    nl_clh_node_t *n = c ? clh_pop(c) : NULL;
+    return NL_LIKELY(n) ? n : clh_get_slow(c);
 }
 
 static __attribute__((noinline)) void clh_put_slow(clh_cache_t *c, nl_clh_node_t *n)
 {
 #ifndef NL_VERIFY
-    if (!c) {
-        clh_spares_give(n, n);
-        return;
-    }
-    /* give CLH_BATCH of the cache to the spare list */
-    nl_clh_node_t *first = c->top, *last = first;
-    for (uint32_t i = 1; i < CLH_BATCH; i++)
-        last = last->spare;
-    c->top = last->spare;
-    c->n -= CLH_BATCH;
-    clh_spares_give(first, last);
+    /* give CLH_BATCH of the cache to the spare list (if it is busy, the
+     * cache keeps them over its count: the next put tries again) */
+    nl_clh_node_t *last, *first = c && clh_fits(n) ? clh_pop_batch(c, &last) : NULL;
+    if (first && !clh_spares_give(first, last))
+        for (nl_clh_node_t *p = first, *next; p; p = next) {
+            next = p == last ? NULL : p->spare;
+            clh_keep(c, p);
+        }
+    clh_keep(c, n);
 #else
-    if (!c)
-        return; /* the checker's threads all have slots */
+    if (c) /* the checker's threads all have slots */
+        clh_push_below(c, n, CLH_FULL);
 #endif
-    n->spare = c->top;
-    c->top = n;
-    c->n++;
 }
 
 /* A node no queue holds any more joins the thread's cache. */
 static inline void clh_put(nl_self_t *s, nl_clh_node_t *n)
 {
     clh_cache_t *c = clh_cache(s);
-    if (NL_LIKELY(c && c->n < CLH_KEEP)) {
-        n->spare = c->top;
-        c->top = n;
-        c->n++;
+    if (NL_LIKELY(c && clh_fits(n) && clh_push_below(c, n, CLH_KEEP)))
         return;
-    }
     clh_put_slow(c, n);
 }
 
@@ -249,7 +338,7 @@ void nl_clh_acquire(nl_clh_t *l)
     nl_self_t *s = nl_self();
     nl_clh_node_t *n = clh_get(s);
     if (NL_UNLIKELY(!n))
-        abort(); /* no memory for a queue node: nothing can be waited on */
+        nl_no_memory("a CLH queue node"); /* nothing can be waited on */
     atomic_store_explicit(&n->granted, NL_GRANT_WAITING, memory_order_relaxed);
     nl_clh_node_t *empty = NULL;
     if (NL_UNLIKELY(!atomic_compare_exchange_strong_explicit(&l->tail, &empty, n, memory_order_acq_rel,

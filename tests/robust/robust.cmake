@@ -1,0 +1,30 @@
+# Robustness (tests/robust/): signals at waiting threads, nested locks that
+# share a bucket of the gate, cancellation in condition waits under the
+# preload library, allocation failure, and the soak (make soak). Included
+# from tests/CMakeLists.txt in the normal and the ThreadSanitizer build.
+set(NL_RB_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+add_executable(nl_robust_signals ${NL_RB_DIR}/signals.c)
+target_include_directories(nl_robust_signals PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_link_libraries(nl_robust_signals PRIVATE numalock_static Threads::Threads)
+target_compile_options(nl_robust_signals PRIVATE ${NL_WARN})
+
+# every lock: a signal storm whose handlers nest past the node pools, EINTR
+# in parked waits, nested locks in one gate bucket with more threads than CPUs
+if(NL_SANITIZE_THREAD)
+  set(NL_RB_SECONDS 1)
+  set(NL_RB_ENV "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
+else()
+  set(NL_RB_SECONDS 2)
+  set(NL_RB_ENV "")
+endif()
+foreach(lock ${NL_LOCKS})
+  add_test(NAME robust.signals.${lock} COMMAND nl_robust_signals --lock ${lock} --mode storm --threads 6
+    --seconds ${NL_RB_SECONDS} --rate 5000 --depth 12 --topology virtual:2)
+  add_test(NAME robust.eintr.${lock} COMMAND nl_robust_signals --lock ${lock} --mode eintr --threads 4
+    --seconds ${NL_RB_SECONDS} --rate 2000)
+  add_test(NAME robust.nest.${lock} COMMAND nl_robust_signals --lock ${lock} --mode nest --threads 8
+    --seconds ${NL_RB_SECONDS})
+  set_tests_properties(robust.signals.${lock} robust.eintr.${lock} robust.nest.${lock} PROPERTIES
+    TIMEOUT 120 LABELS "robust;tsan" ENVIRONMENT "${NL_RB_ENV}")
+endforeach()
