@@ -105,7 +105,7 @@ run: deps venv build
 	rm -rf $$tmp; mkdir -p $$tmp && \
 	$(NUMALOCK) report --out $$tmp --no-render && \
 	{ if [ -x java/build.sh ]; then java/build.sh bench $$tmp/java || echo "java benchmarks failed: report goes on without them"; fi; } && \
-	$(PY) tools/report.py $$tmp && mv $$tmp $$out && ln -sfn $$ts results/latest && \
+	$(PY) tools/report.py $$tmp >/dev/null && mv $$tmp $$out && ln -sfn $$ts results/latest && \
 	echo "report: $$out/report.md (also results/latest/report.md)"
 
 run-java:
