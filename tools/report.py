@@ -480,12 +480,21 @@ def plot_throughput_metric(grp: Group, metric: str, path: Path) -> None:
         series = {label: [(t, 100 * v) for t, v in pts] for label, pts in series.items()}
     base_locks = {r["baseline"] for r in grp.records if r.get("baseline")}
     baselines = {label for label in series if label.split(" (")[0] in base_locks}
+    title = METRIC_TITLES.get(metric, f"Hand-overs that crossed a {metric[8:]} domain vs threads")
+    values = [v for pts in series.values() for _, v in pts]
+    save_figure(line_panels(plt, series, baselines, threads, f"{title} ({grp.workload}, topology {grp.topology})",
+                            lambda ax: _metric_axis(ax, metric, values), metric == "fairness_factor"), path)
+
+
+def line_panels(plt: Any, series: dict[str, list[tuple[int, float]]], baselines: set[str], threads: list[int],
+                title: str, axis: Callable[[Any], None], extra_legend: int = 0) -> Any:
+    """A line per series against threads, in one panel or, past PANEL_MAX
+    series, in panels stacked under one another, each with the baselines
+    (grey, dashed); axis(ax) sets up each panel's y axis."""
     panels = panel_groups(series, baselines)
     fig, axes = plt.subplots(len(panels), 1, figsize=(FIG_SIZE[0], FIG_SIZE[1] + 4.2 * (len(panels) - 1)),
                              sharex=True, sharey=True, squeeze=False)
-    title = METRIC_TITLES.get(metric, f"Hand-overs that crossed a {metric[8:]} domain vs threads")
-    axes[0][0].set_title(f"{title} ({grp.workload}, topology {grp.topology})")
-    values = [v for pts in series.values() for _, v in pts]
+    axes[0][0].set_title(title)
     for panel, labels in zip(axes, panels):
         ax = panel[0]
         for index, label in enumerate(labels):
@@ -495,12 +504,12 @@ def plot_throughput_metric(grp: Group, metric: str, path: Path) -> None:
             pts = series[label]
             ax.plot([p[0] for p in pts], [p[1] for p in pts], label=label, **style)
         _threads_axis(ax, threads)
-        _metric_axis(ax, metric, values)
+        axis(ax)
         if labels:  # outside the axes when the plot is split: the panels then look alike
-            _legend(ax, LEGEND_INSIDE_MAX + 1 if len(panels) > 1 else len(labels) + (metric == "fairness_factor"))
+            _legend(ax, LEGEND_INSIDE_MAX + 1 if len(panels) > 1 else len(labels) + extra_legend)
         else:
             _no_data(ax)
-    save_figure(fig, path)
+    return fig
 
 
 def speed_ratio(rec: dict[str, Any]) -> Any:
@@ -616,43 +625,42 @@ def plot_compare(records: list[dict[str, Any]], path: Path, title: str) -> None:
     plt = _pyplot()
     locks = list(dict.fromkeys(r["lock"] for r in records))
     threads = sorted({int(r["threads"]) for r in records if _is_number(r.get("threads"))})
+    if len(threads) > 1:
+        series = {lock: sorted((int(r["threads"]), r["ratio_to_glibc"]) for r in records
+                               if r["lock"] == lock and _is_number(r.get("threads"))
+                               and _is_number(r.get("ratio_to_glibc")))
+                  for lock in locks if lock != "glibc"}
+
+        def axis(ax: Any) -> None:
+            ax.axhline(1.0, color="0.3", linestyle=(0, (6, 3)), linewidth=1, zorder=1, label="glibc = 1")
+            ax.set_ylabel("median relative to glibc's (\u00d7)")
+
+        save_figure(line_panels(plt, series, set(), threads, f"{title}: relative to glibc (above 1: better)", axis,
+                                1), path)
+        return
     fig, ax = plt.subplots(figsize=FIG_SIZE)
     ax.set_title(f"{title}: relative to glibc (above 1: better)")
     drawn = 0
-    if len(threads) > 1:
-        ax.axhline(1.0, color="0.3", linestyle=(0, (6, 3)), linewidth=1, zorder=1, label="glibc = 1")
-        for index, lock in enumerate(lock for lock in locks if lock != "glibc"):
-            pts = sorted((int(r["threads"]), r["ratio_to_glibc"]) for r in records
-                         if r["lock"] == lock and _is_number(r.get("threads"))
-                         and _is_number(r.get("ratio_to_glibc")))
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], label=lock, **_series_style(index))
-                drawn += 1
-        _threads_axis(ax, threads)
-        ax.set_ylabel("median relative to glibc's (\u00d7)")
-        if drawn:
-            _legend(ax, drawn + 1)
-    else:
-        ax.axhline(1.0, color="0.3", linestyle=(0, (6, 3)), linewidth=1, zorder=1)
-        bars = [r for r in records if _is_number(r.get("ratio_to_glibc"))]
-        positions = list(range(len(bars)))
-        values = [r["ratio_to_glibc"] for r in bars]
-        low = [max(0.0, v - r["ratio_min"]) if _is_number(r.get("ratio_min")) else 0.0
-               for v, r in zip(values, bars)]
-        high = [max(0.0, r["ratio_max"] - v) if _is_number(r.get("ratio_max")) else 0.0
-                for v, r in zip(values, bars)]
-        colors = ["0.55" if r["lock"] == "glibc" else f"C{i % 10}" for i, r in enumerate(bars)]
-        if bars:
-            rects = ax.bar(positions, values, color=colors, yerr=[low, high], capsize=4, ecolor="0.2")
-            ax.bar_label(rects, labels=[f"{v:.2f}\u00d7" for v in values], padding=3, fontsize=10)
-            ax.set_xticks(positions)
-            ax.set_xticklabels([r["lock"] for r in bars], rotation=30 if len(bars) > 6 else 0, ha="right"
-                               if len(bars) > 6 else "center")
-            ax.set_ylim(0, max(v + h for v, h in zip(values, high)) * 1.2)
-            drawn = len(bars)
-        ax.set_xlabel("lock (whiskers: the runs' range)")
-        ax.set_ylabel("median relative to glibc's (\u00d7)")
-        ax.grid(axis="x", visible=False)
+    ax.axhline(1.0, color="0.3", linestyle=(0, (6, 3)), linewidth=1, zorder=1)
+    bars = [r for r in records if _is_number(r.get("ratio_to_glibc"))]
+    positions = list(range(len(bars)))
+    values = [r["ratio_to_glibc"] for r in bars]
+    low = [max(0.0, v - r["ratio_min"]) if _is_number(r.get("ratio_min")) else 0.0
+           for v, r in zip(values, bars)]
+    high = [max(0.0, r["ratio_max"] - v) if _is_number(r.get("ratio_max")) else 0.0
+            for v, r in zip(values, bars)]
+    colors = ["0.55" if r["lock"] == "glibc" else f"C{i % 10}" for i, r in enumerate(bars)]
+    if bars:
+        rects = ax.bar(positions, values, color=colors, yerr=[low, high], capsize=4, ecolor="0.2")
+        ax.bar_label(rects, labels=[f"{v:.2f}\u00d7" for v in values], padding=3, fontsize=10)
+        ax.set_xticks(positions)
+        ax.set_xticklabels([r["lock"] for r in bars], rotation=30 if len(bars) > 6 else 0, ha="right"
+                           if len(bars) > 6 else "center")
+        ax.set_ylim(0, max(v + h for v, h in zip(values, high)) * 1.2)
+        drawn = len(bars)
+    ax.set_xlabel("lock (whiskers: the runs' range)")
+    ax.set_ylabel("median relative to glibc's (\u00d7)")
+    ax.grid(axis="x", visible=False)
     if not drawn:
         _no_data(ax)
     save_figure(fig, path)

@@ -283,5 +283,24 @@ class Hierarchy(unittest.TestCase):
             self.assertIn(png.name, md)
 
 
+class ManyLocks(unittest.TestCase):
+    def test_split_into_panels(self) -> None:
+        """More than 8 locks: stacked panels of at most 8 lines, each with the
+        baseline (a taller image), and distinct colours within a panel."""
+        import struct
+        with tempfile.TemporaryDirectory(prefix="numalock-report-many-") as tmp:
+            d = Path(tmp)
+            locks = [f"lock{i}" for i in range(13)] + ["pthread"]
+            recs = [tput("kvmap", lock, t, "virtual:2", 1000 * (i + 1) * t)
+                    for i, lock in enumerate(locks) for t in (1, 2, 4)]
+            write_json(d / "kv.json", {"meta": meta("kvmap", "numalock bench kvmap --lock all"), "records": recs})
+            proc = run_report(d)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            png = (d / "kvmap_virtual-2_throughput.png").read_bytes()
+            width, height = struct.unpack(">II", png[16:24])
+            self.assertEqual(width, 1000)
+            self.assertGreater(height, 1.5 * 560, "13 locks and the baseline in one panel")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
