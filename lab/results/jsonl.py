@@ -5,7 +5,7 @@
                                            `numalock compare --json` or JMH's
                                            -rf json, one JSON value a line
   jsonl.py unpack FILE.jsonl > FILE.json   the same data as the original file
-                                           (what scripts/report.py reads)
+                                           (what tools/report.py reads)
 
 Every line is an object with one key that names what it holds:
   {"meta": {...}}     the file's meta (the command, machine, ...): first line
