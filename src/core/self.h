@@ -97,13 +97,21 @@ NL_HIDDEN void *nl_qnode_get_slow(nl_self_t *s, const void *lock);
 NL_HIDDEN void *nl_qnode_find_slow(nl_self_t *s, const void *lock);
 NL_HIDDEN void nl_qnode_put_slow(nl_self_t *s, void *node);
 
+/* The pool is also used by signal handlers that lock while their thread is
+ * inside one of these functions: every step leaves a state a handler may
+ * use and undo whole (a slot is claimed, owner set, before the depth counts
+ * it, and leaves the count before its owner is cleared; a compiler fence
+ * keeps the order), so the interrupted code's view stays right. */
 static inline void *nl_qnode_get(const void *lock)
 {
     nl_self_t *s = nl_self();
     uint32_t d = s->depth;
     if (NL_LIKELY(d < NL_POOL_NODES)) {
-        s->depth = d + 1;
         s->pool[d].owner = lock;
+        atomic_signal_fence(memory_order_seq_cst);
+        s->depth = d + 1;
+        atomic_signal_fence(memory_order_seq_cst);
+        s->pool[d].owner = lock; /* again: a handler between the two took and freed the slot */
         return s->pool[d].mem;
     }
     return nl_qnode_get_slow(s, lock);
@@ -121,8 +129,9 @@ static inline void nl_qnode_put(void *node)
     nl_self_t *s = nl_self();
     uint32_t d = s->depth;
     if (NL_LIKELY(d && (unsigned char *)node == s->pool[d - 1].mem && !s->holes)) {
-        s->pool[d - 1].owner = NULL;
         s->depth = d - 1;
+        atomic_signal_fence(memory_order_seq_cst);
+        s->pool[d - 1].owner = NULL;
         return;
     }
     nl_qnode_put_slow(s, node);
@@ -136,7 +145,13 @@ static inline void *nl_qnode_top(nl_self_t *s, const void *lock)
     uint32_t d = s->depth;
     return (d && !s->holes && s->pool[d - 1].owner == lock) ? s->pool[d - 1].mem : NULL;
 }
-static inline void nl_qnode_pop(nl_self_t *s) { s->pool[--s->depth].owner = NULL; }
+static inline void nl_qnode_pop(nl_self_t *s)
+{
+    uint32_t d = s->depth - 1;
+    s->depth = d;
+    atomic_signal_fence(memory_order_seq_cst);
+    s->pool[d].owner = NULL;
+}
 
 /* Compare-and-swap of a word that only this thread and its signal handlers
  * touch: atomic against a handler that interrupts the thread (one

@@ -65,6 +65,32 @@ static void id_free(int id)
     id_unlock();
 }
 
+/* Thread records for threads whose malloc fails: a few in the library's
+ * data, given back at thread exit; with those taken, the thread stops. */
+#define NL_RECORD_RESERVE 4
+static nl_self_t record_reserve[NL_RECORD_RESERVE];
+static _Atomic uint32_t record_reserve_used;
+
+static nl_self_t *record_reserve_get(void)
+{
+    uint32_t used = atomic_load_explicit(&record_reserve_used, memory_order_relaxed);
+    while (used != (1u << NL_RECORD_RESERVE) - 1) {
+        int i = __builtin_ctz(~used);
+        if (atomic_compare_exchange_weak_explicit(&record_reserve_used, &used, used | 1u << i, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return &record_reserve[i];
+    }
+    nl_no_memory("a thread's record");
+}
+
+static void record_free(nl_self_t *s)
+{
+    if (s >= record_reserve && s < record_reserve + NL_RECORD_RESERVE)
+        atomic_fetch_and_explicit(&record_reserve_used, ~(1u << (s - record_reserve)), memory_order_release);
+    else
+        free(s);
+}
+
 static void self_destroy(void *p)
 {
     nl_self_t *s = p;
@@ -79,7 +105,7 @@ static void self_destroy(void *p)
         free(e);
         e = n;
     }
-    free(s);
+    record_free(s);
 }
 
 static void self_key_init(void)
@@ -115,7 +141,7 @@ nl_self_t *nl_self_create(void)
     clock_guess();
     nl_self_t *s = NULL;
     if (posix_memalign((void **)&s, NL_CACHELINE, sizeof *s) || !s)
-        abort(); /* no memory for a 1.2 KiB thread record: nothing sane to do */
+        s = record_reserve_get();
     memset(s, 0, sizeof *s);
     s->id = id_alloc();
     s->pinned_node = -1;
@@ -148,12 +174,66 @@ void nl_no_memory(const char *what)
 
 int nl_thread_id(void) { return nl_self()->id; }
 
+/* ---- queue nodes past the pool ----------------------------------------------
+ * A reserve of nodes shared by the process, taken with one atomic step (a
+ * signal handler may take it whatever its thread was doing, unlike malloc),
+ * before the thread's own heap nodes are allocated: a handler that nests
+ * locks past the pool while its thread is inside malloc gets a node here
+ * (NL_QNODE_RESERVE of them at once), and so does a thread whose malloc
+ * fails. A reserve node is the thread's from get to put. */
+#define NL_QNODE_RESERVE 64
+static nl_qnode_slot_t qnode_reserve[NL_QNODE_RESERVE];
+static _Atomic(const nl_self_t *) qnode_reserve_self[NL_QNODE_RESERVE]; /* whose it is, NULL: free */
+static _Atomic uint64_t qnode_reserve_used;
+
+static void *reserve_get(const nl_self_t *s, const void *lock)
+{
+    uint64_t used = atomic_load_explicit(&qnode_reserve_used, memory_order_relaxed);
+    while (~used) {
+        int i = __builtin_ctzll(~used);
+        if (atomic_compare_exchange_weak_explicit(&qnode_reserve_used, &used, used | 1ull << i,
+                                                  memory_order_acquire, memory_order_relaxed)) {
+            atomic_store_explicit(&qnode_reserve_self[i], s, memory_order_relaxed);
+            qnode_reserve[i].owner = lock;
+            return qnode_reserve[i].mem;
+        }
+    }
+    return NULL;
+}
+
+static bool reserve_put(void *node)
+{
+    uintptr_t off = (uintptr_t)node - (uintptr_t)qnode_reserve[0].mem;
+    if ((uintptr_t)node < (uintptr_t)qnode_reserve[0].mem || off / sizeof(nl_qnode_slot_t) >= NL_QNODE_RESERVE)
+        return false;
+    uint64_t i = off / sizeof(nl_qnode_slot_t);
+    qnode_reserve[i].owner = NULL;
+    atomic_store_explicit(&qnode_reserve_self[i], NULL, memory_order_relaxed);
+    atomic_fetch_and_explicit(&qnode_reserve_used, ~(1ull << i), memory_order_release);
+    return true;
+}
+
+static void *reserve_find(const nl_self_t *s, const void *lock)
+{
+    /* the other threads' nodes are theirs to write: a snapshot of the
+     * bits, then only the nodes this thread took are read */
+    uint64_t used = atomic_load_explicit(&qnode_reserve_used, memory_order_acquire);
+    for (int i = 0; used; i++, used >>= 1)
+        if ((used & 1) && atomic_load_explicit(&qnode_reserve_self[i], memory_order_relaxed) == s &&
+            qnode_reserve[i].owner == lock)
+            return qnode_reserve[i].mem;
+    return NULL;
+}
+
 void *nl_qnode_get_slow(nl_self_t *s, const void *lock)
 {
-    /* the stack is full: reuse a hole, a free overflow node, or allocate */
+    /* the stack is full: reuse a hole, a free heap node of this thread, a
+     * reserve node, or allocate one (each claim made before it counts: see
+     * self.h) */
     for (uint32_t i = 0; s->holes && i < s->depth; i++) {
         if (!s->pool[i].owner) {
             s->pool[i].owner = lock;
+            atomic_signal_fence(memory_order_seq_cst);
             s->holes--;
             return s->pool[i].mem;
         }
@@ -164,13 +244,19 @@ void *nl_qnode_get_slow(nl_self_t *s, const void *lock)
             return e->slot.mem;
         }
     }
+    void *r = reserve_get(s, lock);
+    if (r)
+        return r;
     nl_extra_node_t *e = NULL;
     if (posix_memalign((void **)&e, NL_CACHELINE, sizeof *e) || !e)
-        abort();
+        nl_no_memory("a queue node past the thread's pool and the process's reserve");
     memset(e, 0, sizeof *e);
     e->slot.owner = lock;
-    e->next = s->extra;
-    s->extra = e;
+    /* pushed with one step: a handler may push its own meanwhile */
+    nl_extra_node_t *head = __atomic_load_n(&s->extra, __ATOMIC_RELAXED);
+    do
+        e->next = head;
+    while (!__atomic_compare_exchange_n(&s->extra, &head, e, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     return e->slot.mem;
 }
 
@@ -182,7 +268,7 @@ void *nl_qnode_find_slow(nl_self_t *s, const void *lock)
     for (nl_extra_node_t *e = s->extra; e; e = e->next)
         if (e->slot.owner == lock)
             return e->slot.mem;
-    return NULL; /* released without being acquired by this thread */
+    return reserve_find(s, lock); /* NULL: released without being acquired by this thread */
 }
 
 void nl_qnode_put_slow(nl_self_t *s, void *node)
@@ -190,15 +276,20 @@ void nl_qnode_put_slow(nl_self_t *s, void *node)
     for (uint32_t i = 0; i < s->depth; i++) {
         if (s->pool[i].mem != (unsigned char *)node)
             continue;
-        s->pool[i].owner = NULL;
         if (i + 1 < s->depth) {
-            s->holes++; /* out of order: leave a hole */
+            s->holes++; /* out of order: leave a hole (counted before it is one) */
+            atomic_signal_fence(memory_order_seq_cst);
+            s->pool[i].owner = NULL;
             return;
         }
-        /* top of the stack: pop it and every hole beneath it */
+        /* top of the stack: pop it and every hole beneath it (each leaves
+         * the depth before its owner, or its count, is cleared) */
         s->depth = i;
+        atomic_signal_fence(memory_order_seq_cst);
+        s->pool[i].owner = NULL;
         while (s->depth && !s->pool[s->depth - 1].owner) {
             s->depth--;
+            atomic_signal_fence(memory_order_seq_cst);
             s->holes--;
         }
         return;
@@ -209,6 +300,7 @@ void nl_qnode_put_slow(nl_self_t *s, void *node)
             return;
         }
     }
+    reserve_put(node);
 }
 
 uint64_t nl_clock_ns(void) { return nl_machine_ns(); }
