@@ -13,18 +13,20 @@
  * a local: here the holder that turns the stack must walk it). At the end of
  * a segment the holder detaches the stack (one exchange, as there), walks it
  * (newest first) and splits it into the waiters of its own node and the
- * others. Then, while the lock may stay on the node (the CNA fairness rule:
- * nl_cna_set_fairness, by default 1 ms since the lock came to the node, or
- * the paper's random draw) and a waiter of the node arrived, the node's
- * waiters form the next segment and the others are appended to the deferred
- * list; otherwise the lock moves: the deferred list, the other nodes'
- * arrivals and then the holder's node's, in that order, are split by the
- * node of the first of them, whose waiters form the segment, the rest stays
- * deferred. A segment with no new arrival but deferred waiters moves the
- * lock the same way. The deferred list travels with the lock: each holder
- * hands its head, tail and the node's stay start to its successor in the
- * successor's node, before the grant, as CNA's secondary queue travels in
- * the grant word. Inside a segment, newest first, as the reciprocating lock.
+ * others. Then, if a waiter of its node arrived and the lock may stay on
+ * the node (the CNA fairness rule, nl_cna_set_fairness: by default 1 ms
+ * since the node's first such choice, or the paper's random draw), the
+ * node's waiters form the next segment and the others are appended to the
+ * deferred list; otherwise the lock moves: the deferred list, the other
+ * nodes' arrivals and then the holder's node's, in that order, are split by
+ * the node of the first of them, whose waiters form the segment, the rest
+ * stays deferred (with two nodes no walk is needed: the deferred list
+ * carries the node all its waiters share). A segment that ends with no new
+ * arrival but deferred waiters moves the lock the same way. The deferred
+ * list travels with the lock: each holder hands its head, tail, common node
+ * and the stay's start to its successor in the successor's node, before the
+ * grant, as CNA's secondary queue travels in the grant word. Inside a
+ * segment, newest first, as the reciprocating lock.
  *
  * Invariants:
  *  - every segment holds waiters of one node, the holder's (or, after a
@@ -34,25 +36,26 @@
  *    exchange displaced; only the holder that detached the stack reads it
  *    and rewrites it (to the next waiter of the segment or of the deferred
  *    list; NULL at a segment's end), after it was published;
- *  - only holders write a waiting node's link, dhead, dtail, since and gate,
- *    and the grant (release) orders those writes before the new holder
- *    reads them; a node whose gate is WAITING at its release came through
- *    an empty lock: its own address is the bottom mark of the stack above
- *    it (as in the reciprocating lock), otherwise the mark is RN_EMPTY;
+ *  - only holders write a waiting node's link, dhead, dtail, dnode, since
+ *    and gate, and the grant (release) orders those writes before the new
+ *    holder reads them; a node whose gate is WAITING at its release came
+ *    through an empty lock: its own address is the bottom mark of the stack
+ *    above it (as in the reciprocating lock), otherwise the mark is RN_EMPTY;
  *  - bounded waiting: a waiter is in the segment or the deferred list after
  *    the first turn that follows its arrival; a segment is at most one
- *    waiter per thread; the lock leaves a node once its stay is over at the
- *    next turn (or when no waiter of the node arrived), and a move serves
+ *    waiter per thread; the lock leaves a node at the first turn after its
+ *    stay is over (or when no waiter of the node arrived), and a move serves
  *    the oldest deferred waiter's node, so a deferred waiter is served after
  *    at most (nodes - 1) moves.
  *
- * Cost beside the reciprocating lock: the arrival stores its link and node
- * (its own line); the turn walks the detached stack, one read of each
- * arrival's line (amortised: one per hand-over), waiting for links not yet
- * published (an arrival between its exchange and its store); a turn with
- * other nodes waiting reads the clock (the counter); a hand-over writes
- * three more words in the successor's node (the line it grants anyway); the
- * arrival-to-release order is no longer constant time at a turn.
+ * Cost beside the reciprocating lock: the arrival stores its link (its own
+ * line; a holder that walks the stack meanwhile waits for it); the turn
+ * walks the detached stack, reading each arrival's line before it writes
+ * the first one's (amortised one read per hand-over; the reciprocating
+ * lock's holder only writes its successor's line); a turn that has waiters
+ * of its node and of others reads the clock (the counter); a hand-over
+ * writes four more words into the successor's node, on the line it grants
+ * anyway; a turn is no longer constant time (it walks what arrived).
  */
 #include <errno.h>
 #include "numalock/reciprocating.h"
@@ -64,9 +67,10 @@
 typedef struct rn_node {
     _Atomic uint64_t gate;           /* grant word: 0 waiting, 3 parked, RN_GRANTED */
     _Atomic(struct rn_node *) link;  /* see the invariants above */
-    struct rn_node *dhead, *dtail;   /* the deferred list, handed with the lock */
-    uint64_t since;                  /* ticks: the lock's stay on this node began (0: not yet) */
+    struct rn_node *dhead, *dtail;   /* the deferred list, handed with the lock ... */
+    int32_t dnode;                   /* ... the node of all its waiters (RN_MIXED: several) */
     int32_t node;                    /* the waiter's node */
+    uint64_t since;                  /* ticks: the lock's stay on this node began (0: not yet) */
 } rn_node_t;
 
 _Static_assert(sizeof(rn_node_t) <= NL_QNODE_BYTES, "reciprocating-numa node fits a pool slot");
@@ -104,74 +108,105 @@ static inline bool rn_keep_local(uint64_t since, uint64_t now)
         }                                                                           \
     } while (0)
 
+/* The next arrival below `cur` (its link); an arrival between its exchange
+ * and its link (it may be off its CPU) is waited for. */
+static inline rn_node_t *rn_next_arrival(rn_node_t *cur)
+{
+    rn_node_t *next = atomic_load_explicit(&cur->link, memory_order_acquire);
+    if (NL_UNLIKELY(!next)) {
+        nl_waiter_t w;
+        nl_waiter_init(&w);
+        while (!(next = atomic_load_explicit(&cur->link, memory_order_acquire)))
+            nl_wait_step(&w);
+    }
+    return next;
+}
+
+#define RN_MIXED (-1) /* a list's waiters are of more than one node */
+
 /* The end of a segment with somebody to serve (arrivals or deferred
  * waiters): build the next segment and grant its first waiter. `mark` is
- * the bottom of the arrival stack, `(dh, dt)` the deferred list, `since` the
- * stay's start, `mine` the holder's node. */
+ * the bottom of the arrival stack, `(dh, dt)` the deferred list and `dnode`
+ * the node of all its waiters (RN_MIXED: several), `since` the stay's start
+ * (0: not started), `mine` the holder's node. */
 static __attribute__((noinline)) void rn_turn(nl_recip_numa_t *l, uintptr_t mark, rn_node_t *dh,
-                                              rn_node_t *dt, uint64_t since, int mine)
+                                              rn_node_t *dt, int dnode, uint64_t since, int mine)
 {
     rn_node_t *top = NULL;
     /* without deferred waiters we come here because somebody arrived */
     if (!dh || atomic_load_explicit(&l->arrivals, memory_order_relaxed) != RN_EMPTY)
         top = (rn_node_t *)atomic_exchange_explicit(&l->arrivals, RN_EMPTY, memory_order_acquire);
-    /* the stack, newest first: our node's waiters (lh..lt), the others' (rh..rt) */
+    /* the stack, newest first: our node's waiters (lh..lt), the others'
+     * (rh..rt, all of node rnode or RN_MIXED) */
     rn_node_t *lh = NULL, *lt = NULL, *rh = NULL, *rt = NULL;
-    if (top) {
-        rn_node_t *cur = top;
-        while ((uintptr_t)cur != mark && (uintptr_t)cur != RN_EMPTY) {
-            rn_node_t *next = atomic_load_explicit(&cur->link, memory_order_acquire);
-            if (NL_UNLIKELY(!next)) {
-                /* an arrival between its exchange and its link (it may be
-                 * off its CPU): wait for the link */
-                nl_waiter_t w;
-                nl_waiter_init(&w);
-                while (!(next = atomic_load_explicit(&cur->link, memory_order_acquire)))
-                    nl_wait_step(&w);
-            }
-            if (cur->node == mine)
-                RN_APPEND(lh, lt, cur);
-            else
-                RN_APPEND(rh, rt, cur);
-            cur = next;
+    int rnode = RN_MIXED;
+    for (rn_node_t *cur = top; cur && (uintptr_t)cur != mark && (uintptr_t)cur != RN_EMPTY;) {
+        rn_node_t *next = rn_next_arrival(cur);
+        if (cur->node == mine) {
+            RN_APPEND(lh, lt, cur);
+        } else {
+            rnode = !rh ? cur->node : rnode == cur->node ? rnode : RN_MIXED;
+            RN_APPEND(rh, rt, cur);
         }
+        cur = next;
     }
     rn_node_t *eh, *et; /* the next segment */
-    if (!rh && !dh) {
-        eh = lh; /* only our node waits: no decision, no clock */
-        et = lt;
-    } else {
+    bool keep = false;
+    if (lh && (rh || dh)) {
+        /* a choice: stay while the CNA rule allows (the clock read only here) */
         uint64_t now = nl_machine_ticks();
         if (!since)
-            since = now; /* the lock came through an empty queue: the stay starts now */
-        if (lh && rn_keep_local(since, now)) {
-            eh = lh;
-            et = lt;
-            RN_CONCAT(dh, dt, rh, rt);
+            since = now; /* the stay on this node starts at its first choice */
+        keep = rn_keep_local(since, now);
+    }
+    if (!rh && !dh) {
+        eh = lh; /* only our node waits */
+        et = lt;
+    } else if (keep) {
+        eh = lh;
+        et = lt;
+        dnode = !dh ? rnode : dnode == rnode ? dnode : RN_MIXED;
+        RN_CONCAT(dh, dt, rh, rt);
+    } else {
+        /* move: the deferred waiters first, then the other nodes' arrivals,
+         * ours last; the first one's node gets the lock, the rest waits */
+        int to = dh ? (dnode != RN_MIXED ? dnode : dh->node) : rh->node;
+        if ((!dh || dnode == to) && (!rh || rnode == to)) {
+            /* the common case, two nodes: no walk */
+            eh = dh ? dh : rh;
+            et = rh ? rt : dt;
+            if (dh && rh)
+                atomic_store_explicit(&dt->link, rh, memory_order_relaxed);
+            dh = lh;
+            dt = lt;
+            dnode = mine;
         } else {
-            /* move: the deferred waiters first, then the other nodes'
-             * arrivals, ours last; the first one's node gets the lock */
             rn_node_t *ph = NULL, *pt = NULL;
             RN_CONCAT(ph, pt, dh, dt);
             RN_CONCAT(ph, pt, rh, rt);
             RN_CONCAT(ph, pt, lh, lt);
-            int to = ph->node;
             eh = et = dh = dt = NULL;
+            dnode = RN_MIXED;
+            int first = 1;
             for (rn_node_t *cur = ph, *next;; cur = next) {
                 next = cur == pt ? NULL : atomic_load_explicit(&cur->link, memory_order_relaxed);
-                if (cur->node == to)
+                if (cur->node == to) {
                     RN_APPEND(eh, et, cur);
-                else
+                } else {
+                    dnode = first ? cur->node : dnode == cur->node ? dnode : RN_MIXED;
+                    first = 0;
                     RN_APPEND(dh, dt, cur);
+                }
                 if (!next)
                     break;
             }
-            since = now;
         }
+        since = 0; /* the new node's stay starts at its first choice */
     }
     atomic_store_explicit(&et->link, NULL, memory_order_relaxed);
     eh->dhead = dh;
     eh->dtail = dt;
+    eh->dnode = dnode;
     eh->since = since;
     nl_grant64(&eh->gate, RN_GRANTED);
 }
@@ -186,8 +221,10 @@ static __attribute__((noinline)) void rn_lock_slow(nl_recip_numa_t *l, rn_node_t
     atomic_store_explicit(&me->gate, NL_GRANT_WAITING, memory_order_relaxed);
     uintptr_t tail = atomic_exchange_explicit(&l->arrivals, (uintptr_t)me, memory_order_acq_rel);
     if (tail) {
-        /* release: our node and reset reach the holder that walks the stack */
-        atomic_store_explicit(&me->link, (rn_node_t *)tail, memory_order_release);
+        /* relaxed: the walking holder's exchange of `arrivals` (acquire)
+         * reads from ours or a later arrival's, so our node and resets reach
+         * it through the arrivals' release sequence; the link is a value */
+        atomic_store_explicit(&me->link, (rn_node_t *)tail, memory_order_relaxed);
         nl_wait_grant64(&w, &me->gate);
         if (nl_wait_parked(&w)) {
             rn_node_t *next = atomic_load_explicit(&me->link, memory_order_relaxed);
@@ -218,7 +255,7 @@ static inline void rn_unlock(nl_recip_numa_t *l, rn_node_t *me)
         if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->arrivals, &v, 0, memory_order_release,
                                                               memory_order_relaxed)))
             return;
-        rn_turn(l, (uintptr_t)me, NULL, NULL, 0, nl_self_node(nl_self()));
+        rn_turn(l, (uintptr_t)me, NULL, NULL, RN_MIXED, 0, nl_self_node(nl_self()));
         return;
     }
     rn_node_t *succ = atomic_load_explicit(&me->link, memory_order_relaxed);
@@ -226,6 +263,7 @@ static inline void rn_unlock(nl_recip_numa_t *l, rn_node_t *me)
         /* the segment goes on, on this node: the deferred list and the stay go along */
         succ->dhead = me->dhead;
         succ->dtail = me->dtail;
+        succ->dnode = me->dnode;
         succ->since = me->since;
         nl_grant64(&succ->gate, RN_GRANTED);
         return;
@@ -236,7 +274,7 @@ static inline void rn_unlock(nl_recip_numa_t *l, rn_node_t *me)
                                                     memory_order_relaxed))
             return;
     }
-    rn_turn(l, RN_EMPTY, me->dhead, me->dtail, me->since, me->node);
+    rn_turn(l, RN_EMPTY, me->dhead, me->dtail, me->dnode, me->since, me->node);
 }
 
 /* ---- node-free form (the node from the thread's pool) --------------------- */
