@@ -209,3 +209,66 @@ broken lockref-cas lockref src/locks/lockref.c \
             count_path(0);' \
     'memory_order_relaxed, memory_order_relaxed)) {
             count_path(0);'
+
+# ---- clh, hemlock, reciprocating, reciprocating-numa ------------------------
+# CLH (verify/wmm/clh.c): the holder's node kept in the lock, nodes from the
+# threads' caches; -2r: thread 0 arrives again with the node it took from
+# its predecessor (or kept); -cross: the lock released by another thread
+# than its holder. The release CAS made relaxed: the next holder that finds
+# the lock free does not see the section.
+check clh
+check clh-2r:clh 2 -- -DNL_ROUNDS=2 '-DNL_ROUNDS_OF(tid)=(2-(tid))'
+check clh-cross:clh 3 -- -DCLH_CROSS
+broken clh-release clh src/locks/clh.c \
+    'if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->tail, &mine, NULL, memory_order_release,' \
+    'if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->tail, &mine, NULL, memory_order_relaxed,'
+# Hemlock (verify/wmm/hemlock.c): -pool, the node-free form (the thread
+# slot's element); -2locks: one element for two held locks, a waiter of
+# each watching it (with parking both asleep on it). The grant made
+# relaxed: the successor enters without the section; the grant that finds
+# its waiter asleep on the element and does not wake it (a lost wake-up).
+# The 3-thread runs with parking take minutes (hemlock 45 s, -2locks 5 min
+# under RC11; IMM two to three times that; -pool's 3 min RC11, 11 min IMM):
+# RC11 only, and -pool's 3-thread run spinning only.
+check hemlock -3 'rc11 rc11/park imm'
+check hemlock-pool:hemlock -3 rc11 -- -DHEM_NODE_FREE
+check hemlock-2locks:hemlock -3 'rc11 rc11/park imm' 3 -- -DHEM_TWO_LOCKS
+broken hemlock-grant hemlock src/locks/hemlock.c \
+    'if (atomic_exchange_explicit(&self->grant, lock, memory_order_release) & HEM_SLEEP)' \
+    'if (atomic_exchange_explicit(&self->grant, lock, memory_order_relaxed) & HEM_SLEEP)'
+broken hemlock-lost-wake hemlock src/locks/hemlock.c \
+    'if (atomic_exchange_explicit(&self->grant, lock, memory_order_release) & HEM_SLEEP)
+        hem_wake(self);' \
+    'if (atomic_exchange_explicit(&self->grant, lock, memory_order_release) & HEM_SLEEP)
+        (void)0;' -- -DNL_VERIFY_PARK
+# reciprocating (verify/wmm/reciprocating.c): paper form, 3 threads make a
+# segment of two whose bottom is the holder's element and an arrival onto
+# the next stack; -2r: an element that may still be the mark of the segment
+# its thread detached arrives again; -pool: the node-free form; -2locks:
+# one element for two locks. The release CAS made relaxed: the next holder
+# through a free lock does not see the section; the detaching exchange
+# without acquire: its grant may land before the waiter's reset of its gate
+# and be wiped (a waiter never granted).
+check reciprocating
+check reciprocating-2r:reciprocating 2 -- -DNL_ROUNDS=2 '-DNL_ROUNDS_OF(tid)=(2-(tid))'
+check reciprocating-pool:reciprocating -- -DRECIP_NODE_FREE
+check reciprocating-2locks:reciprocating 3 -- -DRECIP_TWO_LOCKS
+broken reciprocating-release reciprocating src/locks/reciprocating.c \
+    'if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->arrivals, &eos, 0, memory_order_release,' \
+    'if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->arrivals, &eos, 0, memory_order_relaxed,'
+broken reciprocating-detach reciprocating src/locks/reciprocating.c \
+    'atomic_exchange_explicit(&l->arrivals, RECIP_EMPTY, memory_order_acquire);' \
+    'atomic_exchange_explicit(&l->arrivals, RECIP_EMPTY, memory_order_relaxed);' 3
+# reciprocating-numa (verify/wmm/reciprocating_numa.c): 3 threads on two
+# nodes, the random fairness rule's coins: a turn keeps the lock on the
+# node (the other waiter deferred, served by a move when the segment ends)
+# or moves it. Its 3-thread runs under IMM with parking double with the
+# coins: RC11 only. The turning holder's exchange of the arrivals without
+# acquire: it reads the nodes of the stack it walks without their arrivals'
+# writes (a data race). The arrival's link needs no release: its
+# publication rides on the arrivals' release sequence (the check passed
+# with it relaxed).
+check reciprocating-numa:reciprocating_numa -3 'rc11 rc11/park imm'
+broken reciprocating-numa-detach reciprocating_numa src/locks/reciprocating_numa.c \
+    'top = (rn_node_t *)atomic_exchange_explicit(&l->arrivals, RN_EMPTY, memory_order_acquire);' \
+    'top = (rn_node_t *)atomic_exchange_explicit(&l->arrivals, RN_EMPTY, memory_order_relaxed);' 3
