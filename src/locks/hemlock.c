@@ -189,14 +189,20 @@ typedef struct {
 } hem_slot_elem_t;
 
 static _Atomic(hem_slot_elem_t *) hem_elems[NL_MAX_THREADS];
+/* A slot whose element could not be allocated: its threads use pool slots
+ * from then on, so that a release never finds an element its acquisition
+ * did not use (a later allocation that succeeds would give one). */
+#define HEM_NO_ELEM ((hem_slot_elem_t *)1)
 
 /* only the thread holding `id` gets here (the slot's next thread finds the
  * element through the id's hand-over) */
 static __attribute__((noinline)) nl_hemlock_elem_t *hem_elem_slow(int id)
 {
     hem_slot_elem_t *b = NULL;
-    if (posix_memalign((void **)&b, NL_CACHELINE, sizeof *b) || !b)
+    if (posix_memalign((void **)&b, NL_CACHELINE, sizeof *b) || !b) {
+        atomic_store_explicit(&hem_elems[id], HEM_NO_ELEM, memory_order_relaxed);
         return NULL;
+    }
     memset(b, 0, sizeof *b);
     atomic_store_explicit(&hem_elems[id], b, memory_order_release);
     return &b->e;
@@ -208,7 +214,9 @@ static inline nl_hemlock_elem_t *hem_self(nl_self_t *s)
     if (NL_UNLIKELY(s->id < 0))
         return NULL;
     hem_slot_elem_t *b = atomic_load_explicit(&hem_elems[s->id], memory_order_acquire);
-    return NL_LIKELY(b) ? &b->e : hem_elem_slow(s->id);
+    if (NL_LIKELY((uintptr_t)b > (uintptr_t)HEM_NO_ELEM))
+        return &b->e;
+    return b ? NULL : hem_elem_slow(s->id);
 }
 
 /* A pool slot as the element of one acquisition (threads without a slot). */

@@ -304,11 +304,34 @@ static void install(nl_topology_t *t)
     atomic_fetch_add_explicit(&nl_topo_gen, 1, memory_order_release);
 }
 
+/* The first topology lives in the library's data (no allocation that could
+ * fail); the ones nl_topology_set installs after it are kept for good
+ * (threads may still read them), and one equal to a kept one is that one
+ * again, so a program that moves between a few topologies does not grow. */
+static nl_topology_t topo_first;
+#define NL_TOPO_KEPT 32
+static nl_topology_t *topo_kept[NL_TOPO_KEPT];
+static pthread_mutex_t topo_kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static nl_topology_t *topo_keep(nl_topology_t *t)
+{
+    pthread_mutex_lock(&topo_kept_lock);
+    int i = 0;
+    for (; i < NL_TOPO_KEPT && topo_kept[i]; i++)
+        if (!memcmp(topo_kept[i], t, sizeof *t)) {
+            free(t);
+            t = topo_kept[i];
+            break;
+        }
+    if (i < NL_TOPO_KEPT && !topo_kept[i])
+        topo_kept[i] = t;
+    pthread_mutex_unlock(&topo_kept_lock);
+    return t;
+}
+
 static void topo_init(void)
 {
-    nl_topology_t *t = malloc(sizeof *t);
-    if (!t)
-        abort();
+    nl_topology_t *t = &topo_first;
     const char *env = getenv("NUMALOCK_TOPOLOGY");
     if (env && *env) {
         if (nl_topology_parse(env, t, env_error, sizeof env_error) == 0) {
@@ -341,16 +364,18 @@ int nl_topology_nodes(void) { return nl_topology_current()->nnodes; }
 int nl_topology_set(const char *spec, char *err, size_t errlen)
 {
     pthread_once(&topo_once, topo_init_roomy);
-    nl_topology_t *t = malloc(sizeof *t);
-    if (!t)
+    nl_topology_t *t = calloc(1, sizeof *t); /* zeroed: compared whole with the kept ones */
+    if (!t) {
+        set_err(err, errlen, "no memory for topology '%s'", spec);
         return ENOMEM;
+    }
     int rc = nl_topology_parse(spec, t, err, errlen);
     if (rc) {
         free(t);
         return rc;
     }
-    /* the previous topology is kept (leaked): threads may still be reading it */
-    install(t);
+    /* the previous topology is kept: threads may still be reading it */
+    install(topo_keep(t));
     return 0;
 }
 
