@@ -7,11 +7,16 @@
 # nodes per socket (as sub-NUMA clustering), and checks only the topology
 # and its levels: node (4) below package (2), the L3 being the socket's. Then it boots the 2-node guest once more, telling it to
 # expect 3 nodes: that run must fail, and say why (the checks can fail).
+# The quota guest (the 2-node machine) runs kvmap with every queue lock in a
+# cgroup v2 group limited to half of one CPU (cpu.max), against pthread.
 # Timings inside the guest mean nothing (TCG): behaviour only.
+# A guest's console (firmware, kernel, checks) goes to its log,
+# build/numa-test/guest-NAME.log; the terminal gets one line per guest, and
+# for a guest that failed the log's tail without terminal control sequences.
 #
-# usage: scripts/numa-test.sh [--build DIR] [--quick] [--guests 2,4,levels] [--no-selfcheck] [--expect-nodes N]
+# usage: scripts/numa-test.sh [--build DIR] [--quick] [--guests 2,4,levels,quota] [--no-selfcheck] [--expect-nodes N]
 #   --quick: of the C tests only the stress harness at 4 threads, in the 2-node
-#            guest (what `make test` runs); else every C test in the 2-node
+#            guest, and no quota guest (what `make test` runs); else every C test in the 2-node
 #            guest (up to 300 s each under TCG) and the stress harness in the
 #            4-node one
 # Exit: 0 passed, 1 failed, 77 skipped (qemu, busybox or the kernel cannot be had:
@@ -19,7 +24,7 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$ROOT/build
-GUESTS=2,4,levels
+GUESTS=""
 SELFCHECK=1
 QUICK=0
 EXPECT=""
@@ -32,12 +37,14 @@ while [ $# -gt 0 ]; do
         --no-selfcheck) SELFCHECK=0; shift ;;
         --quick) QUICK=1; shift ;;
         --expect-nodes) EXPECT=$2; shift 2 ;;
-        *) echo "numa-test: unknown option '$1': valid options are --build DIR, --quick, --guests 2,4,levels, --no-selfcheck, --expect-nodes N" >&2; exit 2 ;;
+        *) echo "numa-test: unknown option '$1': valid options are --build DIR, --quick, --guests 2,4,levels,quota, --no-selfcheck, --expect-nodes N" >&2; exit 2 ;;
     esac
 done
+# the quick run (make test) leaves the quota guest out (minutes under TCG)
+[ -z "$GUESTS" ] && { [ $QUICK = 1 ] && GUESTS=2,4,levels || GUESTS=2,4,levels,quota; }
 [ -z "$TEST_TIMEOUT" ] && { [ $QUICK = 1 ] && TEST_TIMEOUT=60 || TEST_TIMEOUT=300; }
 for g in ${GUESTS//,/ }; do
-    case "$g" in 2|4|levels) ;; *) echo "numa-test: unknown guest '$g' in --guests: valid choices are 2, 4, levels" >&2; exit 2 ;; esac
+    case "$g" in 2|4|levels|quota) ;; *) echo "numa-test: unknown guest '$g' in --guests: valid choices are 2, 4, levels, quota" >&2; exit 2 ;; esac
 done
 skip() { echo "numa-test skipped: $*"; exit 77; }
 
@@ -137,16 +144,21 @@ four_nodes() {
     dist4="10,16,32,32;16,10,32,32;32,32,10,16;32,32,16,10"
 }
 
-# boot NODES EXPECTED_NODES ONLY: prints the guest's console, returns its status
+# boot GUEST EXPECTED_NODES ONLY: the guest's console into its log
+# ($WORK/guest-GUEST[-ONLY].log), its status returned (124: no status)
 boot() {
     local nodes=$1 expect=$2 only=$3 args dist log rc tests=all levels="" args4 dist4
+    if [ "$nodes" = quota ]; then
+        nodes=quota-2 # the 2-node machine, the topology checks and the quota case only
+        only=quota
+    fi
     if [ "$nodes" = levels ]; then
         four_nodes 2
         args="-smp 8,sockets=2,cores=4,threads=1 $args4"
         dist=$dist4
         levels=node:4,package:2
         tests=none
-    elif [ "$nodes" = 2 ]; then
+    elif [ "$nodes" = 2 ] || [ "$nodes" = quota-2 ]; then
         args="-smp 4,sockets=2,cores=2,threads=1
               -object memory-backend-ram,id=m0,size=384M -numa node,nodeid=0,cpus=0-1,memdev=m0
               -object memory-backend-ram,id=m1,size=384M -numa node,nodeid=1,cpus=2-3,memdev=m1
@@ -160,18 +172,42 @@ boot() {
         tests=stress # the unit tests ran in the 2-node guest: here the stress harness on 4 nodes
         [ $QUICK = 1 ] && tests=none
     fi
-    log=$WORK/guest-$nodes${only:+-$only}.log
-    echo "numa-test: booting the $nodes${levels:+ (sockets and nodes)} guest (expects $expect nodes${only:+, $only checks only})"
+    log=$WORK/guest-${1}${3:+-$3}.log
     # shellcheck disable=SC2086
     timeout "$TIMEOUT" "$QEMU" -accel tcg,thread=multi -m 768 $args -kernel "$KERNEL" -initrd "$WORK"/initramfs.gz \
         -append "console=ttyS0 quiet loglevel=3 panic=-1 rdinit=/init nl_nodes=$expect nl_dist=$dist nl_only=${levels:+topo}$only nl_levels=$levels nl_test_timeout=$TEST_TIMEOUT nl_tests=$tests" \
-        -nographic -no-reboot -monitor none -nic none </dev/null 2>&1 | sed -u 's/\r$//' | tee "$log"
+        -nographic -no-reboot -monitor none -nic none </dev/null 2>&1 | sed -u 's/\r$//' >"$log"
     rc=$(sed -n 's/^NUMA-TEST-RC=\([0-9]*\).*/\1/p' "$log" | tail -1)
-    if [ -z "$rc" ]; then
-        echo "numa-test: the $nodes-node guest did not finish within ${TIMEOUT}s (no exit status on its console; log $log)"
-        return 1
-    fi
+    [ -n "$rc" ] || return 124
     return "$rc"
+}
+
+# printable FILE: its text without terminal control sequences (the firmware's
+# ESC c, ESC [?7l, ...) or other control characters but tab and newline
+printable() {
+    sed -e 's|\x1b\[[0-?]*[ -/]*[@-~]||g' -e 's|\x1b[ -/]*.||g' "$1" |
+        tr -d '\000-\010\013-\037\177'
+}
+
+# report GUEST STATUS SECONDS: one line for the terminal; a failure adds the
+# log's tail
+report() {
+    local g=$1 rc=$2 secs=$3 log=$WORK/guest-$1.log what sum
+    case $g in levels) what="levels guest (sockets and nodes)" ;; quota) what="quota guest (2 nodes, cpu.max 1/2 CPU)" ;;
+        *) what="$g-node guest" ;; esac
+    sum=$(sed -n 's/^numa-test guest: \([0-9]* checks, [0-9]* failed\).*/\1/p' "$log" 2>/dev/null | tail -1)
+    if [ "$rc" = 0 ]; then
+        echo "numa-test: the $what passed: ${sum:-no summary}, ${secs} s (log $log)"
+        return
+    fi
+    if [ "$rc" = 124 ]; then
+        echo "numa-test: the $what FAILED: no exit status on its console within ${TIMEOUT} s (log $log)"
+    else
+        echo "numa-test: the $what FAILED: status $rc, ${sum:-no summary}, ${secs} s (log $log)"
+    fi
+    printable "$log" | grep '^FAIL' | sed 's/^/  | /'
+    echo "  its last lines:"
+    printable "$log" | tail -20 | sed 's/^/  | /'
 }
 
 # the 2-node guest's kvmap figures (tests/numa/guest.sh: KVMAP-REAL lines)
@@ -201,20 +237,18 @@ status=0
 for g in ${GUESTS//,/ }; do
     want=${EXPECT:-$g}
     [ "$g" = levels ] && want=${EXPECT:-4}
+    [ "$g" = quota ] && want=${EXPECT:-2}
+    t0=$(date +%s)
     boot "$g" "$want" ""
     rc=$?
-    if [ $rc -ne 0 ]; then
-        echo "numa-test: the $g guest FAILED (status $rc; log $WORK/guest-$g.log)"
-        status=1
-    else
-        echo "numa-test: the $g guest passed"
-    fi
+    report "$g" "$rc" $(($(date +%s) - t0))
+    [ $rc -eq 0 ] || status=1
     [ "$g" = 2 ] && side_by_side
 done
 if [ $SELFCHECK = 1 ] && [ -z "$EXPECT" ]; then
-    boot 2 3 topo >/dev/null
+    boot 2 3 topo
     rc=$?
-    why=$(grep '^FAIL' "$WORK"/guest-2-topo.log | head -1)
+    why=$(printable "$WORK"/guest-2-topo.log | grep '^FAIL' | head -1)
     if [ $rc -ne 0 ] && [ -n "$why" ]; then
         echo "numa-test: self-check: a 2-node guest told to expect 3 nodes fails, as it must: $why"
     else

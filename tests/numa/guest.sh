@@ -3,7 +3,8 @@
 # NUMA nodes. Environment (from the kernel command line):
 #   nl_nodes   the number of NUMA nodes the guest must have
 #   nl_dist    the distance matrix it must have: rows separated by ';', values by ','
-#   nl_only    "topo": only the topology checks (the failing self-check, the levels guest)
+#   nl_only    "topo": only the topology checks (the failing self-check, the levels guest);
+#              "quota": the topology checks and the CPU quota case
 #   nl_levels  the hierarchy `numalock topo` must show, finest first, as
 #              name:domains,... (e.g. cache:4,node:2); empty: nodes only
 #   nl_tests   "stress": of the C tests only the stress harness runs; "stress4": only
@@ -72,6 +73,71 @@ else
 fi
 
 if [ "$nl_only" = topo ]; then
+    echo "numa-test guest: $checks checks, $failed failed"
+    [ $failed -gt 100 ] && failed=100
+    exit $failed
+fi
+
+# ---- a CPU quota: cgroup v2 cpu.max at half of one CPU -----------------------
+# kvmap with every queue lock and pthread, 2, 4 and 8 threads, in a group
+# whose cpu.max is 50000 100000 (the guest's own cgroups, never the host's).
+# Pass: every lock's throughput is at least a quarter of pthread's at the
+# same thread count (no collapse), and every one of its threads did
+# operations (progress). The waiting design must see the quota (load.c reads
+# cpu.max: a budget of 1 CPU) and keep waiters off the CPUs; a self-check runs
+# mcs with waiters that spin (NUMALOCK_WAIT=spin), which must fail the rule.
+QUEUE_LOCKS="mcs clh hemlock reciprocating reciprocating-numa qspinlock qspinlock-cna cna cna-opt shfl shfl-block hbo hmcs hmcs-n c-tkt-n c-bo-mcs c-tkt-tkt cst-mutex ticket"
+quota_run() { # FILE LOCKS THREADS [ENV=VALUE]: kvmap inside the group, JSON to FILE
+    env ${4:-NL_NONE=} sh -c 'echo $$ >/sys/fs/cgroup/nlq/cgroup.procs && exec numalock bench kvmap --lock "$1" \
+        --threads "$2" --duration 1 --topology auto --quiet --json "$3"' sh "$2" "$3" "$1" >$T/quota.txt 2>&1
+}
+# quota_judge FILE: one line per lock and thread count, "LOCK THREADS RATIO MINTHREAD VERDICT"
+quota_judge() {
+    awk '/"workload": .*"per_thread_ops"/ { l = $0; sub(/.*"lock": "/, "", l); sub(/".*/, "", l)
+                  t = $0; sub(/.*"threads": /, "", t); sub(/[^0-9].*/, "", t)
+                  o = $0; sub(/.*"ops": /, "", o); sub(/[^0-9].*/, "", o)
+                  p = $0; sub(/.*"per_thread_ops": \[/, "", p); sub(/\].*/, "", p)
+                  n = split(p, v, ", *"); m = -1; for (i = 1; i <= n; i++) if (m < 0 || v[i] + 0 < m) m = v[i] + 0
+                  ops[l " " t] = o; low[l " " t] = m; if (!(l in seen)) { seen[l] = 1; order[++k] = l }
+                  ts[t] = 1 }
+         END { for (i = 1; i <= k; i++) { l = order[i]; if (l == "pthread") continue
+                 for (t in ts) { key = l " " t; if (!(key in ops)) continue
+                   b = ops["pthread " t]; r = b > 0 ? ops[key] / b : 0
+                   printf "%s %s %.2f %d %s\n", l, t, r, low[key], (r >= 0.25 && low[key] > 0) ? "ok" : "collapse" } } }' "$1"
+}
+if [ "$nl_only" = quota ]; then
+    mkdir -p /sys/fs/cgroup
+    mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null
+    echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+    mkdir -p /sys/fs/cgroup/nlq
+    if ! echo "50000 100000" >/sys/fs/cgroup/nlq/cpu.max 2>/dev/null; then
+        fail "quota: cannot set cpu.max in a cgroup v2 group (guest kernel without the cpu controller?)"
+    else
+        pass "quota: cgroup v2 group with cpu.max $(cat /sys/fs/cgroup/nlq/cpu.max)"
+        locks=pthread
+        for l in $QUEUE_LOCKS; do numalock list | grep -q "^$l " && locks="$locks,$l"; done
+        quota_run $T/quota.json "$locks" 2,4,8
+        rc=$?
+        cat $T/quota.txt
+        quota_judge $T/quota.json >$T/quota.verdict
+        sed 's/^/QUOTA /' $T/quota.verdict
+        bad=$(grep -c ' collapse$' $T/quota.verdict)
+        n=$(grep -c . $T/quota.verdict)
+        worst=$(sort -k3 -n $T/quota.verdict | head -1)
+        if [ $rc -eq 0 ] && [ "$n" -gt 0 ] && [ "$bad" -eq 0 ]; then
+            pass "quota: $n lock and thread-count runs, each >= 0.25x pthread's ops and every thread progressed (lowest: $worst)"
+        else
+            fail "quota: $bad of $n runs collapsed (exit $rc): $(grep ' collapse$' $T/quota.verdict | tr '\n' ';')"
+        fi
+        quota_run $T/spin.json pthread,mcs 8 NUMALOCK_WAIT=spin
+        quota_judge $T/spin.json >$T/spin.verdict
+        sed 's/^/QUOTA-SPIN /' $T/spin.verdict
+        if grep -q ' collapse$' $T/spin.verdict; then
+            pass "quota self-check: mcs with spinning waiters collapses, as it must: $(cat $T/spin.verdict)"
+        else
+            fail "quota self-check: mcs with spinning waiters passed the rule ($(cat $T/spin.verdict)): it cannot fail"
+        fi
+    fi
     echo "numa-test guest: $checks checks, $failed failed"
     [ $failed -gt 100 ] && failed=100
     exit $failed
