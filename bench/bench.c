@@ -241,6 +241,7 @@ int bench_throughput(bench_ctx_t *c, const bench_tp_args_t *a, bench_record_t *r
         r->stats.parks = s1.parks - s0.parks;
         r->stats.gate_waits = s1.gate_waits - s0.gate_waits;
         r->stats.wakes = s1.wakes - s0.wakes;
+        r->stats.woken = s1.woken - s0.woken;
         r->stats.handovers_to_parked = s1.handovers_to_parked - s0.handovers_to_parked;
         for (int i = 0; i < NL_STATS_EXTRA; i++)
             r->stats.extra[i] = s1.extra[i] - s0.extra[i];
@@ -369,10 +370,11 @@ static void write_record(FILE *f, const bench_record_t *r)
                 (unsigned long long)r->stats.handovers, (unsigned long long)r->stats.remote_handovers,
                 (unsigned long long)r->stats.read_acquisitions);
         json_num(f, r->stats.handovers ? (double)r->stats.remote_handovers / (double)r->stats.handovers : NAN);
-        fprintf(f, ", \"parks\": %llu, \"gate_waits\": %llu, \"wakes\": %llu, "
+        fprintf(f, ", \"parks\": %llu, \"gate_waits\": %llu, \"wakes\": %llu, \"woken\": %llu, "
                    "\"handovers_to_parked\": %llu",
                 (unsigned long long)r->stats.parks, (unsigned long long)r->stats.gate_waits,
-                (unsigned long long)r->stats.wakes, (unsigned long long)r->stats.handovers_to_parked);
+                (unsigned long long)r->stats.wakes, (unsigned long long)r->stats.woken,
+                (unsigned long long)r->stats.handovers_to_parked);
         /* the share of hand-overs that crossed each level of the hierarchy */
         const nl_topology_t *topo = nl_topology_current();
         fprintf(f, ", \"crossings\": {");
@@ -392,7 +394,7 @@ static void write_record(FILE *f, const bench_record_t *r)
     } else {
         fprintf(f, ", \"acquisitions\": null, \"contended\": null, \"handovers\": null, "
                    "\"remote_handovers\": null, \"remote_share\": null, \"parks\": null, "
-                   "\"gate_waits\": null, \"wakes\": null, \"handovers_to_parked\": null");
+                   "\"gate_waits\": null, \"wakes\": null, \"woken\": null, \"handovers_to_parked\": null");
     }
     if (!isnan(r->ratio)) {
         fprintf(f, ", \"ratio_to_baseline\": ");

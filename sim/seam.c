@@ -44,15 +44,37 @@ int nl_machine_cpus_present(unsigned char *set)
 }
 void sim_sched_yield(void);
 void nl_machine_yield(void) { sim_sched_yield(); }
-int nl_machine_futex_wait(void *word, uint32_t val, uint64_t ns) { return sim_futex_wait(word, val, ns); }
-void nl_machine_futex_wake(void *word, int n, bool shared)
+/* one futex call: the flags (process-shared, two-word) change nothing here */
+int nl_machine_futex_wait(void *word, uint32_t val, uint64_t ns, unsigned flags)
 {
-    (void)shared;
-    sim_futex_wake(word, n);
+    (void)flags;
+    return sim_futex_wait(word, val, ns);
 }
+int nl_machine_futex_wait_abs(void *word, uint32_t val, const struct timespec *abs, int clk, unsigned flags)
+{
+    (void)clk, (void)flags; /* an absolute time on the simulated clock */
+    if (!abs)
+        return sim_futex_wait(word, val, 0);
+    uint64_t t = (uint64_t)abs->tv_sec * 1000000000ull + (uint64_t)abs->tv_nsec, now = nl_machine_ns();
+    return t <= now ? ETIMEDOUT : sim_futex_wait(word, val, t - now);
+}
+int nl_machine_futex_wake(void *word, int n, unsigned flags)
+{
+    (void)flags;
+    return sim_futex_wake(word, n);
+}
+/* the one path (machine.h's NL_FUTEX_CLASSIC; NL_FUTEX_FUTEX2 is not here) */
+enum { SIM_FUTEX_CLASSIC = 1, SIM_FUTEX_FUTEX2 = 2 };
+uint32_t nl_machine_futex_node(void) { return 0; }
+int nl_machine_futex_use(int mode) { return mode == SIM_FUTEX_FUTEX2 ? ENOSYS : 0; }
+int nl_machine_futex_path(void) { return SIM_FUTEX_CLASSIC; }
+int nl_machine_futex_kernel(void) { return SIM_FUTEX_CLASSIC; }
 int nl_machine_runnable_tasks(void) { return sim_runnable(); }
 uint32_t nl_machine_affinity_cpus(void) { return (uint32_t)sim_m.ncpus; }
 uint32_t nl_machine_cgroup_cpus(void) { return 0; }
+/* no CPU-time clock: the gate measures turns in (virtual) wall time */
+int nl_machine_thread_clock(void) { return -1; }
+uint64_t nl_machine_thread_cpu_ns(int clk) { (void)clk; return 0; }
 
 /* ---- threads --------------------------------------------------------------------- */
 #define FIBER_HANDLE 0x51A0000000000000ull /* pthread_t of fiber i: this + i */

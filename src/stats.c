@@ -18,6 +18,7 @@ void nl_stats_init(nl_stats_t *s)
     atomic_init(&s->gate_waits, 0);
     atomic_init(&s->wakes, 0);
     atomic_init(&s->handovers_to_parked, 0);
+    atomic_init(&s->woken, 0);
     for (int i = 0; i < NL_STATS_LEVELS; i++)
         atomic_init(&s->crossings[i], 0);
     atomic_init(&s->last_thread, -1);
@@ -70,6 +71,7 @@ void nl_stats_add_waiting(nl_stats_t *s, const nl_wait_counts_t *before)
     ADD(parks, parks);
     ADD(gate_waits, gate_parks);
     ADD(wakes, wakes);
+    ADD(woken, woken);
     ADD(handovers_to_parked, to_parked);
     for (int i = 0; i < NL_STATS_EXTRA; i++)
         ADD(extra[i], extra[i]);
@@ -93,6 +95,7 @@ void nl_stats_read(const nl_stats_t *s, nl_stats_snapshot_t *out)
     out->parks = atomic_load_explicit(&s->parks, memory_order_relaxed);
     out->gate_waits = atomic_load_explicit(&s->gate_waits, memory_order_relaxed);
     out->wakes = atomic_load_explicit(&s->wakes, memory_order_relaxed);
+    out->woken = atomic_load_explicit(&s->woken, memory_order_relaxed);
     for (int i = 0; i < NL_STATS_LEVELS; i++)
         out->crossings[i] = atomic_load_explicit(&s->crossings[i], memory_order_relaxed);
     out->handovers_to_parked = atomic_load_explicit(&s->handovers_to_parked, memory_order_relaxed);

@@ -49,6 +49,12 @@ static inline uint64_t nl_test_self_parks(void) { return nl_self()->wc.parks; }
 static inline uint64_t nl_test_self_gate_waits(void) { return nl_self()->wc.gate_parks; }
 #endif
 
+/* The futex calls and their paths (src/wait/futex.h, src/core/machine.h),
+ * for tests/test_futex.c: the target defines NL_TEST_FUTEX and gets src/. */
+#ifdef NL_TEST_FUTEX
+#include "wait/futex.h"
+#endif
+
 /* SANL's implementation (src/locks/sanl_impl.h), for test_delegation_broken,
  * which compiles the algorithm into the test with a deliberate bug
  * (NL_SANL_BROKEN_DROP); that target gets src/ as a PRIVATE include directory. */

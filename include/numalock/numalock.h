@@ -160,6 +160,8 @@ typedef struct nl_stats_snapshot {
      * the topology's hierarchy (topology.h; the node level's count is
      * remote_handovers) */
     uint64_t crossings[NL_STATS_LEVELS];
+    uint64_t woken;             /* sleepers those wakes woke (at most one each
+                                 * but for a lock that wakes all its sleepers) */
 } nl_stats_snapshot_t;
 
 /* Raw statistics block, usable by code that keeps locks in its own storage. */
@@ -168,6 +170,7 @@ typedef struct nl_stats {
     NL_ATOMIC(uint64_t) extra[NL_STATS_EXTRA]; /* the lock's own events, counted by waiters */
     NL_ATOMIC(uint64_t) parks, gate_waits, wakes, handovers_to_parked; /* waiting (src/wait) */
     NL_ATOMIC(uint64_t) crossings[NL_STATS_LEVELS];
+    NL_ATOMIC(uint64_t) woken;
     NL_ATOMIC(int64_t) last_thread;
     NL_ATOMIC(int32_t) last_node;
     NL_ATOMIC(int32_t) last_leaf;
@@ -214,6 +217,15 @@ NL_API int nl_thread_id(void);
  * sentence naming the bad value and the valid choices). */
 NL_API int nl_wait_set_policy(const char *spec, char *err, size_t errlen);
 NL_API const char *nl_wait_policy_name(void);
+/* The futex call a parked waiter sleeps in: "auto" (the default:
+ * futex_wait/futex_wake, Linux 6.7, with FUTEX2_NUMA on the grant words
+ * that carry a node half, where the kernel has them; the classic futex
+ * call elsewhere), "classic" or "futex2". Set before any thread parks;
+ * read from NUMALOCK_FUTEX before main. 0, EINVAL or ENOSYS (no futex2
+ * here), err gets one sentence. The name: "classic", "futex2" or
+ * "futex2+numa". */
+NL_API int nl_futex_set_path(const char *spec, char *err, size_t errlen);
+NL_API const char *nl_futex_path_name(void);
 
 #ifdef __cplusplus
 }

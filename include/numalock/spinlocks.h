@@ -77,6 +77,8 @@ NL_INLINE void nl_ticket_release(nl_ticket_t *l)
 typedef struct nl_mcs_node {
     NL_ATOMIC(struct nl_mcs_node *) next;
     NL_ATOMIC(uint32_t) granted;   /* grant word: 0 waiting, 3 parked, 1 granted */
+    NL_ATOMIC(uint32_t) node;      /* the library's: a parked waiter's node, the
+                                    * futex's second word (FUTEX2_NUMA) */
 } nl_mcs_node_t;
 typedef struct { NL_ATOMIC(nl_mcs_node_t *) tail; } nl_mcs_t;
 /* paper form: the caller provides the queue node and keeps it until release;

@@ -12,14 +12,25 @@
  *   nl_machine_cpus_present(set)  set[cpu] = 1 for each CPU the machine has
  *                          (NL_MAX_CPUS entries)
  *   nl_machine_yield()     give the CPU away
- *   nl_machine_futex_wait(word, val, ns)   sleep while *word == val (ns: a
- *                          relative timeout, 0 for none): 0, or an errno
- *                          (EAGAIN: the word differed; ETIMEDOUT; EINTR)
- *   nl_machine_futex_wake(word, n, shared) wake up to n sleepers
+ *   nl_machine_futex_wait(word, val, ns, flags)   sleep while *word == val
+ *                          (ns: a relative timeout, 0 for none): 0, or an
+ *                          errno (EAGAIN: the word differed; ETIMEDOUT; EINTR)
+ *   nl_machine_futex_wait_abs(word, val, abs, clk, flags)  the same until an
+ *                          absolute time on CLOCK_MONOTONIC or _REALTIME
+ *   nl_machine_futex_wake(word, n, flags)  wake up to n sleepers: how many
+ *                          woke (0 also when the call failed)
+ *   nl_machine_futex_node()  the kernel's node of the caller's CPU, for the
+ *                          node half of a two-word futex (NL_FUTEX_NODE)
+ *                          flags: NL_FUTEX_SHARED (process-shared word),
+ *                          NL_FUTEX_NODE (two-word futex, below)
  *   nl_machine_runnable_tasks()   the machine's runnable tasks (-1: unknown)
  *   nl_machine_affinity_cpus()    CPUs the calling thread may run on (0: unknown)
  *   nl_machine_cgroup_cpus()      the CPUs its cgroup allows (0: no limit
  *                          found; UINT32_MAX: could not look now)
+ *   nl_machine_thread_clock()     a handle to the calling thread's CPU-time
+ *                          clock (-1: none)
+ *   nl_machine_thread_cpu_ns(clk) the CPU time the handle's thread has
+ *                          received, any thread may ask (0: unknown)
  *
  * Three machines implement it:
  *   - Linux, the default: the counter and the pause inline, the rest in
@@ -43,11 +54,41 @@
 
 NL_MACHINE_HIDDEN int nl_machine_cpus_online(void);
 NL_MACHINE_HIDDEN int nl_machine_cpus_present(unsigned char *set);
-NL_MACHINE_HIDDEN int nl_machine_futex_wait(void *word, uint32_t val, uint64_t ns);
-NL_MACHINE_HIDDEN void nl_machine_futex_wake(void *word, int n, bool shared);
+/* Futex flags. NL_FUTEX_NODE: a two-word futex, FUTEX2_NUMA's form: the
+ * 32-bit value at `word`, 8-byte aligned, and beside it (word + 4 bytes)
+ * the node whose hash bucket the kernel uses, written by the waiter
+ * (nl_machine_futex_node) before it says it sleeps. Where the kernel takes
+ * FUTEX2_NUMA its waits and wakes go there; elsewhere the node half is
+ * ignored. Waiter and waker of a word must give the same flags. */
+#define NL_FUTEX_SHARED 1u
+#define NL_FUTEX_NODE 2u
+
+/* Which call the futexes go through (Linux; the simulator has one): the
+ * classic futex(2), or futex_wait/futex_wake (Linux 6.7), with FUTEX2_NUMA
+ * for two-word futexes where the kernel takes it. NL_FUTEX_AUTO: futex2
+ * where the kernel has it, found out once at the first call. */
+enum { NL_FUTEX_AUTO = 0, NL_FUTEX_CLASSIC = 1, NL_FUTEX_FUTEX2 = 2 };
+#define NL_FUTEX_NUMA_ON 4 /* in nl_machine_futex_path(): FUTEX2_NUMA is used */
+
+NL_MACHINE_HIDDEN int nl_machine_futex_wait(void *word, uint32_t val, uint64_t ns, unsigned flags);
+NL_MACHINE_HIDDEN int nl_machine_futex_wake(void *word, int n, unsigned flags);
+NL_MACHINE_HIDDEN uint32_t nl_machine_futex_node(void);
+/* Force a path (before any thread sleeps: a waiter and its waker must use
+ * the same one): 0, or ENOSYS when the kernel lacks futex2. */
+NL_MACHINE_HIDDEN int nl_machine_futex_use(int mode);
+/* The path in use: NL_FUTEX_CLASSIC or NL_FUTEX_FUTEX2, | NL_FUTEX_NUMA_ON. */
+NL_MACHINE_HIDDEN int nl_machine_futex_path(void);
+/* What the kernel offers (probed once): the same bits. */
+NL_MACHINE_HIDDEN int nl_machine_futex_kernel(void);
 NL_MACHINE_HIDDEN int nl_machine_runnable_tasks(void);
 NL_MACHINE_HIDDEN uint32_t nl_machine_affinity_cpus(void);
 NL_MACHINE_HIDDEN uint32_t nl_machine_cgroup_cpus(void);
+NL_MACHINE_HIDDEN int nl_machine_thread_clock(void);
+NL_MACHINE_HIDDEN uint64_t nl_machine_thread_cpu_ns(int clk);
+
+struct timespec;
+NL_MACHINE_HIDDEN int nl_machine_futex_wait_abs(void *word, uint32_t val, const struct timespec *abs, int clk,
+                                                unsigned flags);
 
 #if defined(NL_SIM)
 

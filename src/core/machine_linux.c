@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -25,17 +26,134 @@ int nl_machine_cpus_online(void)
     return v > 0 ? (int)v : 1;
 }
 
-/* ---- futexes ------------------------------------------------------------------ */
-int nl_machine_futex_wait(void *word, uint32_t val, uint64_t ns)
+/* ---- futexes ------------------------------------------------------------------
+ * Two calls: the classic futex(2), and futex_wait/futex_wake (Linux 6.7),
+ * which take FUTEX2_NUMA (Linux 6.16) for a two-word futex: its node half
+ * picks the node whose hash table holds the futex. A word's waiters and
+ * wakers must agree on the call only for two-word futexes (a plain futex has
+ * the same key under both calls). The kernel headers of an older system lack
+ * the numbers and flags: they are the kernel's ABI, given here. */
+#ifndef SYS_futex_wake
+#define SYS_futex_wake 454
+#endif
+#ifndef SYS_futex_wait
+#define SYS_futex_wait 455
+#endif
+#ifndef FUTEX2_SIZE_U32
+#define FUTEX2_SIZE_U32 0x02
+#endif
+#ifndef FUTEX2_NUMA
+#define FUTEX2_NUMA 0x04
+#endif
+#ifndef FUTEX2_PRIVATE
+#define FUTEX2_PRIVATE FUTEX_PRIVATE_FLAG
+#endif
+#define FUTEX2_MATCH_ANY 0xffffffffu
+
+static _Atomic int futex_kernel = -1; /* what the kernel offers, probed once */
+static _Atomic int futex_path;        /* the path in use; 0: not decided yet */
+
+/* A wait whose value differs returns EAGAIN where the call exists (ENOSYS
+ * where it does not; EINVAL where the kernel refuses FUTEX2_NUMA). */
+static int futex_probe(void)
 {
-    struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
-    long r = syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, ns ? &ts : NULL, NULL, 0);
+    _Alignas(8) uint32_t w[2] = { 0, 0 }; /* value 0, node 0 */
+    if (syscall(SYS_futex_wait, w, 1ul, FUTEX2_MATCH_ANY, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE, NULL, CLOCK_MONOTONIC) == 0 ||
+        errno != EAGAIN)
+        return NL_FUTEX_CLASSIC;
+    if (syscall(SYS_futex_wait, w, 1ul, FUTEX2_MATCH_ANY, FUTEX2_SIZE_U32 | FUTEX2_PRIVATE | FUTEX2_NUMA, NULL,
+                CLOCK_MONOTONIC) == 0 ||
+        errno != EAGAIN)
+        return NL_FUTEX_FUTEX2;
+    return NL_FUTEX_FUTEX2 | NL_FUTEX_NUMA_ON;
+}
+
+int nl_machine_futex_kernel(void)
+{
+    int k = atomic_load_explicit(&futex_kernel, memory_order_relaxed);
+    if (k < 0) {
+        int e = errno;
+        k = futex_probe();
+        errno = e;
+        atomic_store_explicit(&futex_kernel, k, memory_order_relaxed);
+    }
+    return k;
+}
+
+int nl_machine_futex_path(void)
+{
+    int p = atomic_load_explicit(&futex_path, memory_order_relaxed);
+    if (NL_LIKELY(p))
+        return p;
+    p = nl_machine_futex_kernel();
+    int none = 0; /* a path forced meanwhile stays */
+    atomic_compare_exchange_strong_explicit(&futex_path, &none, p, memory_order_relaxed, memory_order_relaxed);
+    return atomic_load_explicit(&futex_path, memory_order_relaxed);
+}
+
+int nl_machine_futex_use(int mode)
+{
+    int k = nl_machine_futex_kernel();
+    if (mode == NL_FUTEX_FUTEX2 && !(k & NL_FUTEX_FUTEX2))
+        return ENOSYS;
+    atomic_store_explicit(&futex_path, mode == NL_FUTEX_CLASSIC ? NL_FUTEX_CLASSIC : k, memory_order_relaxed);
+    return 0;
+}
+
+static unsigned futex2_flags(unsigned flags, int path)
+{
+    return FUTEX2_SIZE_U32 | (flags & NL_FUTEX_SHARED ? 0 : FUTEX2_PRIVATE) |
+           ((flags & NL_FUTEX_NODE) && (path & NL_FUTEX_NUMA_ON) ? FUTEX2_NUMA : 0);
+}
+
+int nl_machine_futex_wait_abs(void *word, uint32_t val, const struct timespec *abs, int clk, unsigned flags)
+{
+    int path = nl_machine_futex_path();
+    long r;
+    if (path & NL_FUTEX_FUTEX2) {
+        r = syscall(SYS_futex_wait, word, (unsigned long)val, FUTEX2_MATCH_ANY, futex2_flags(flags, path), abs,
+                    clk == CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC);
+    } else {
+        int op = FUTEX_WAIT_BITSET | (flags & NL_FUTEX_SHARED ? 0 : FUTEX_PRIVATE_FLAG) |
+                 (abs && clk == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0);
+        r = syscall(SYS_futex, word, op, val, abs, NULL, FUTEX_BITSET_MATCH_ANY);
+    }
     return r == 0 ? 0 : errno;
 }
 
-void nl_machine_futex_wake(void *word, int n, bool shared)
+int nl_machine_futex_wait(void *word, uint32_t val, uint64_t ns, unsigned flags)
 {
-    syscall(SYS_futex, word, shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+    int path = nl_machine_futex_path();
+    long r;
+    if (path & NL_FUTEX_FUTEX2) { /* futex_wait takes an absolute time only */
+        struct timespec abs;
+        if (ns) {
+            uint64_t t = nl_machine_ns() + ns;
+            abs = (struct timespec){ (time_t)(t / 1000000000ull), (long)(t % 1000000000ull) };
+        }
+        return nl_machine_futex_wait_abs(word, val, ns ? &abs : NULL, CLOCK_MONOTONIC, flags);
+    }
+    struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+    r = syscall(SYS_futex, word, flags & NL_FUTEX_SHARED ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, val, ns ? &ts : NULL,
+                NULL, 0);
+    return r == 0 ? 0 : errno;
+}
+
+int nl_machine_futex_wake(void *word, int n, unsigned flags)
+{
+    int path = nl_machine_futex_path();
+    long r;
+    if (path & NL_FUTEX_FUTEX2)
+        r = syscall(SYS_futex_wake, word, (unsigned long)FUTEX2_MATCH_ANY, n, futex2_flags(flags, path));
+    else
+        r = syscall(SYS_futex, word, flags & NL_FUTEX_SHARED ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+    return r > 0 ? (int)r : 0;
+}
+
+uint32_t nl_machine_futex_node(void)
+{
+    unsigned cpu, node;
+    return getcpu(&cpu, &node) == 0 ? node : 0;
 }
 
 /* ---- files ------------------------------------------------------------------
@@ -439,4 +557,21 @@ uint32_t nl_machine_affinity_cpus(void)
             return 0;
     }
     return 0;
+}
+
+/* A thread's CPU-time clock (pthread_getcpuclockid; Linux encodes the thread
+ * in the id, and its low bits are never all ones, so -1 says "none"): read
+ * from any thread of the process; a thread that has exited reads 0. */
+int nl_machine_thread_clock(void)
+{
+    clockid_t c;
+    return pthread_getcpuclockid(pthread_self(), &c) ? -1 : (int)c;
+}
+
+uint64_t nl_machine_thread_cpu_ns(int clk)
+{
+    struct timespec ts;
+    if (clk == -1 || clock_gettime((clockid_t)clk, &ts))
+        return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }

@@ -292,7 +292,7 @@ CO_OP void co_mcs_release(void *lock, co_local_t *L, uint32_t pass, const co_glo
     nl_mcs_node_t *q = nl_qnode_find(lock);
     nl_mcs_node_t *next = pass ? atomic_load_explicit(&q->next, memory_order_acquire) : NULL;
     if (next) {
-        nl_grant32(&next->granted, pass);
+        nl_grant32n(&next->granted, pass);
     } else {
         if (G)
             G->release(g, L);

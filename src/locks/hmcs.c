@@ -115,7 +115,7 @@ CO_OP bool hn_pass(co_local_t *D, nl_mcs_node_t *me, uint32_t pass, const bool t
     nl_mcs_node_t *next = atomic_load_explicit(&me->next, memory_order_acquire);
     if (!next)
         return false;
-    nl_grant32(&next->granted, pass);
+    nl_grant32n(&next->granted, pass);
     return true;
 }
 CO_OP void hn_leave(co_local_t *D, nl_mcs_node_t *me, const bool ticket)

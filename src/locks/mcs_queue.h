@@ -18,6 +18,11 @@
 
 typedef _Atomic(nl_mcs_node_t *) nl_mcsq_tail_t;
 
+/* the grant word and its node half: a two-word futex (src/wait/wait.h) */
+_Static_assert(offsetof(nl_mcs_node_t, granted) % 8 == 0 &&
+                   offsetof(nl_mcs_node_t, node) == offsetof(nl_mcs_node_t, granted) + 4,
+               "an MCS node's grant word is 8-byte aligned, its node half beside it");
+
 /* Join the queue: 0 when it was empty (the caller holds it now), else the
  * grant its predecessor passed; `w` is the caller's wait (set up here if it
  * is a lazy one that has not waited yet). A waiter that
@@ -59,7 +64,7 @@ static inline void nl_mcsq_leave(nl_mcsq_tail_t *tail, nl_mcs_node_t *me, uint32
 {
     nl_mcs_node_t *next = nl_mcsq_next_or_empty(tail, me);
     if (next)
-        nl_grant32(&next->granted, grant);
+        nl_grant32n(&next->granted, grant);
 }
 
 /* Taken: somebody holds the queue or waits in it (the gate's test). */

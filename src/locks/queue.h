@@ -16,10 +16,12 @@
 #include <errno.h>
 #include "../internal.h"
 
-#define NL_GRANT_WAIT(w, word)                                                                \
-    _Generic((word), _Atomic uint32_t *: nl_wait_grant32, _Atomic uint64_t *: nl_wait_grant64)( \
+/* A queue's 32-bit grant word is the MCS node's, which carries a node half
+ * (the two-word form of src/wait/wait.h: nl_wait_grant32n) */
+#define NL_GRANT_WAIT(w, word)                                                                 \
+    _Generic((word), _Atomic uint32_t *: nl_wait_grant32n, _Atomic uint64_t *: nl_wait_grant64)( \
         (w), (word))
-#define NL_NUDGE(word) _Generic((word), _Atomic uint32_t *: nl_nudge32, _Atomic uint64_t *: nl_nudge64)(word)
+#define NL_NUDGE(word) _Generic((word), _Atomic uint32_t *: nl_nudge32n, _Atomic uint64_t *: nl_nudge64)(word)
 
 /* Wait for `me`'s turn (its grant word, field `gf`) once it is linked behind
  * its predecessor; a waiter that parked then wakes its own successor at

@@ -304,8 +304,9 @@ static inline void nl_backoff(nl_backoff_t *b, uint32_t max)
 #define NL_GRANT_WAITING 0u
 #define NL_GRANT_PARKED 3u
 
-NL_HIDDEN uint64_t nl_wait_grant_slow(nl_waiter_t *w, void *word, bool wide);
+NL_HIDDEN uint64_t nl_wait_grant_slow(nl_waiter_t *w, void *word, int form);
 NL_HIDDEN void nl_wake_parked(void *addr);
+NL_HIDDEN void nl_wake_parked_node(void *addr);
 
 /* The 32-bit futex word inside a 64-bit word: its low half, wherever the
  * byte order puts it. */
@@ -327,14 +328,14 @@ static inline uint32_t nl_wait_grant32(nl_waiter_t *w, _Atomic uint32_t *word)
     uint32_t v = atomic_load_explicit(word, memory_order_acquire);
     if (NL_LIKELY(v != NL_GRANT_WAITING && v != NL_GRANT_PARKED))
         return v;
-    return (uint32_t)nl_wait_grant_slow(w, word, false);
+    return (uint32_t)nl_wait_grant_slow(w, word, 0);
 }
 static inline uint64_t nl_wait_grant64(nl_waiter_t *w, _Atomic uint64_t *word)
 {
     uint64_t v = atomic_load_explicit(word, memory_order_acquire);
     if (NL_LIKELY(v != NL_GRANT_WAITING && v != NL_GRANT_PARKED))
         return v;
-    return nl_wait_grant_slow(w, word, true);
+    return nl_wait_grant_slow(w, word, 1);
 }
 static inline void nl_grant32(_Atomic uint32_t *w, uint32_t v)
 {
@@ -347,16 +348,41 @@ static inline void nl_grant64(_Atomic uint64_t *w, uint64_t v)
         nl_wake_parked(nl_futex64(w));
 }
 
-NL_HIDDEN void nl_nudge_slow(void *addr, bool wide);
+NL_HIDDEN void nl_nudge_slow(void *addr, int form);
 static inline void nl_nudge32(_Atomic uint32_t *w)
 {
     if (atomic_load_explicit(w, memory_order_relaxed) == NL_GRANT_PARKED)
-        nl_nudge_slow(w, false);
+        nl_nudge_slow(w, 0);
 }
 static inline void nl_nudge64(_Atomic uint64_t *w)
 {
     if (atomic_load_explicit(w, memory_order_relaxed) == NL_GRANT_PARKED)
-        nl_nudge_slow(w, true);
+        nl_nudge_slow(w, 1);
+}
+
+/* A grant word with a node half: the 32-bit word, 8-byte aligned, and the
+ * 32 bits after it, which only the waiting code writes (a two-word futex,
+ * FUTEX2_NUMA's form: src/core/machine.h). Its waiter writes its node there
+ * before it parks, so that where the kernel takes FUTEX2_NUMA the sleep
+ * and its wake use a hash bucket on the waiter's node. The protocol of the
+ * 32-bit form; a word is used through one of the two forms only (a wake of
+ * the other form would miss its sleeper). */
+static inline uint32_t nl_wait_grant32n(nl_waiter_t *w, _Atomic uint32_t *word)
+{
+    uint32_t v = atomic_load_explicit(word, memory_order_acquire);
+    if (NL_LIKELY(v != NL_GRANT_WAITING && v != NL_GRANT_PARKED))
+        return v;
+    return (uint32_t)nl_wait_grant_slow(w, word, 2);
+}
+static inline void nl_grant32n(_Atomic uint32_t *w, uint32_t v)
+{
+    if (NL_UNLIKELY(atomic_exchange_explicit(w, v, memory_order_acq_rel) == NL_GRANT_PARKED))
+        nl_wake_parked_node(w);
+}
+static inline void nl_nudge32n(_Atomic uint32_t *w)
+{
+    if (atomic_load_explicit(w, memory_order_relaxed) == NL_GRANT_PARKED)
+        nl_nudge_slow(w, 2);
 }
 
 #endif

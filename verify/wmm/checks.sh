@@ -30,12 +30,39 @@ broken mcs-link mcs src/locks/mcs_queue.h \
     'atomic_store_explicit(&pred->next, me, memory_order_release)' \
     'atomic_store_explicit(&pred->next, me, memory_order_relaxed)'
 broken grant mcs src/wait/wait.h \
-    'static inline void nl_grant32(_Atomic uint32_t *w, uint32_t v)
+    'static inline void nl_grant32n(_Atomic uint32_t *w, uint32_t v)
 {
     if (NL_UNLIKELY(atomic_exchange_explicit(w, v, memory_order_acq_rel)' \
-    'static inline void nl_grant32(_Atomic uint32_t *w, uint32_t v)
+    'static inline void nl_grant32n(_Atomic uint32_t *w, uint32_t v)
 {
     if (NL_UNLIKELY(atomic_exchange_explicit(w, v, memory_order_relaxed)'
+# the MCS queue's grant word is a two-word futex: parked on the futex2 path
+# (FUTEX2_NUMA: a wake finds its sleeper in the bucket of the node its
+# second word names, env.c), 2 and 3 threads parking; the waiter's node
+# written after it published PARKED: a grant that reads the node before
+# that write wakes another node's bucket (a lost wake-up)
+check mcs-futex2:mcs -3 'rc11/park imm/park' -- -DNL_VERIFY_FUTEX2
+broken node-late mcs src/wait/grant.c \
+    '    if (form == GW_32N && atomic_load_explicit(w32, memory_order_relaxed) == NL_GRANT_WAITING)
+        nl_futex_node_claim(w32);
+    uint32_t expect = NL_GRANT_WAITING;
+    return atomic_compare_exchange_strong_explicit(w32, &expect, NL_GRANT_PARKED, memory_order_acq_rel,
+                                                   memory_order_acquire) ||
+           expect == NL_GRANT_PARKED;' \
+    '    uint32_t expect = NL_GRANT_WAITING;
+    bool won = atomic_compare_exchange_strong_explicit(w32, &expect, NL_GRANT_PARKED, memory_order_acq_rel,
+                                                       memory_order_acquire);
+    if (won && form == GW_32N)
+        nl_futex_node_claim(w32);
+    return won || expect == NL_GRANT_PARKED;' -- -DNL_VERIFY_PARK -DNL_VERIFY_FUTEX2
+# the early wake's CAS (PARKED -> WAITING) made relaxed: its wake may read
+# the node half from before the third thread's park (3 threads, parking)
+broken nudge-node mcs src/wait/grant.c \
+    '(_Atomic uint32_t *)addr, &expect,
+                                                       NL_GRANT_WAITING, memory_order_acquire,' \
+    '(_Atomic uint32_t *)addr, &expect,
+                                                       NL_GRANT_WAITING, memory_order_relaxed,' \
+    3 -- -DNL_VERIFY_PARK -DNL_VERIFY_FUTEX2
 
 # CNA's 3-thread runs under IMM with parking double with every draw of the
 # fairness rule (each a coin the checker chooses): cna's left to RC11, and
@@ -74,14 +101,23 @@ broken cohort-global cohort src/locks/cohort.c \
 # the futex model catches a lost wake-up: a grant that finds its waiter
 # parked and does not wake it
 broken lost-wake mcs src/wait/wait.h \
-    'static inline void nl_grant32(_Atomic uint32_t *w, uint32_t v)
+    'static inline void nl_grant32n(_Atomic uint32_t *w, uint32_t v)
 {
     if (NL_UNLIKELY(atomic_exchange_explicit(w, v, memory_order_acq_rel) == NL_GRANT_PARKED))
-        nl_wake_parked(w);' \
-    'static inline void nl_grant32(_Atomic uint32_t *w, uint32_t v)
+        nl_wake_parked_node(w);' \
+    'static inline void nl_grant32n(_Atomic uint32_t *w, uint32_t v)
 {
     if (NL_UNLIKELY(atomic_exchange_explicit(w, v, memory_order_acq_rel) == NL_GRANT_PARKED))
         (void)0;' -- -DNL_VERIFY_PARK
+broken lost-wake-futex2 mcs src/wait/wait.h \
+    'static inline void nl_grant32n(_Atomic uint32_t *w, uint32_t v)
+{
+    if (NL_UNLIKELY(atomic_exchange_explicit(w, v, memory_order_acq_rel) == NL_GRANT_PARKED))
+        nl_wake_parked_node(w);' \
+    'static inline void nl_grant32n(_Atomic uint32_t *w, uint32_t v)
+{
+    if (NL_UNLIKELY(atomic_exchange_explicit(w, v, memory_order_acq_rel) == NL_GRANT_PARKED))
+        (void)0;' -- -DNL_VERIFY_PARK -DNL_VERIFY_FUTEX2
 
 # CST (cst-mutex, cst-rwsem; verify/wmm/cst_mutex.c and cst_rwsem.c say
 # where each run starts): the mutex with 2 threads on two nodes, the second

@@ -125,10 +125,22 @@ static void *verify_coin_thread(void *arg)
  * stand for the kernel's hash-bucket lock). A sleep ends only by a wake of
  * its own word's bucket; a sleep nobody ends is a non-terminating loop that
  * --check-liveness reports (a lost wake-up). Sleepers of a bucket wake
- * together: spurious wake-ups, which every caller must survive anyway. */
+ * together: spurious wake-ups, which every caller must survive anyway.
+ *
+ * Two paths, as the library has (src/core/machine.h): the classic call
+ * (the default here), and with NL_VERIFY_FUTEX2 futex_wait/futex_wake with
+ * FUTEX2_NUMA, where a two-word futex (nl_futex_wait_node) is found in the
+ * bucket of the node its second word names when the kernel reads it, at
+ * the wait and again at the wake (there before the wake's barrier): a wake
+ * that reads another node than its sleep did misses it. The waiter's node written there is 1 + its node
+ * (never the word's initial 0), so a wake that reads the half before the
+ * waiter's write looks in another bucket. */
 #define FUTEX_BUCKETS 16
 static _Atomic uint32_t futex_wakes[FUTEX_BUCKETS];
-static _Atomic uint32_t *futex_bucket(void *addr) { return &futex_wakes[((uintptr_t)addr >> 3) % FUTEX_BUCKETS]; }
+static _Atomic uint32_t *futex_bucket(void *addr, uint32_t node)
+{
+    return &futex_wakes[(((uintptr_t)addr >> 3) + 5u * node) % FUTEX_BUCKETS];
+}
 
 /* A 64-bit grant word's futex is its whole word here (nl_futex64 tags the
  * address): the checker has no mixed-size accesses. */
@@ -140,9 +152,21 @@ static uint64_t futex_value(void *addr)
     return atomic_load_explicit((_Atomic uint32_t *)addr, memory_order_relaxed);
 }
 
-int nl_futex_wait(void *addr, uint32_t expected)
+/* the node a two-word futex is hashed on: its second word (futex2), none
+ * (the classic call) */
+static uint32_t futex_node(void *addr)
 {
-    _Atomic uint32_t *b = futex_bucket(addr);
+#ifdef NL_VERIFY_FUTEX2
+    return atomic_load_explicit((_Atomic uint32_t *)addr + 1, memory_order_relaxed);
+#else
+    (void)addr;
+    return 0;
+#endif
+}
+
+static int futex_sleep(void *addr, uint32_t node, uint32_t expected)
+{
+    _Atomic uint32_t *b = futex_bucket(addr, node);
     uint32_t seen = atomic_load_explicit(b, memory_order_relaxed);
     atomic_thread_fence(memory_order_seq_cst);
     if (futex_value(addr) != expected)
@@ -153,11 +177,24 @@ int nl_futex_wait(void *addr, uint32_t expected)
     return 0;
 }
 
-void nl_futex_wake(void *addr, int n)
+/* The kernel reads a two-word futex's node (to find its bucket) before the
+ * barrier of the wake (its bucket's lock): nothing orders that read after
+ * the waker's own store to the word, only what the waker saw before. */
+static int futex_wake_bucket(void *addr, bool node)
 {
-    (void)n;
+    uint32_t n = node ? futex_node(addr) : 0;
     atomic_thread_fence(memory_order_seq_cst);
-    atomic_fetch_add_explicit(futex_bucket(addr), 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(futex_bucket(addr, n), 1, memory_order_relaxed);
+    return 0; /* the statistics are off */
+}
+
+int nl_futex_wait(void *addr, uint32_t expected) { return futex_sleep(addr, 0, expected); }
+int nl_futex_wake(void *addr, int n) { return (void)n, futex_wake_bucket(addr, false); }
+int nl_futex_wait_node(void *addr, uint32_t expected) { return futex_sleep(addr, futex_node(addr), expected); }
+int nl_futex_wake_node(void *addr, int n) { return (void)n, futex_wake_bucket(addr, true); }
+void nl_futex_node_claim(void *addr)
+{
+    atomic_store_explicit((_Atomic uint32_t *)addr + 1, 1u + (uint32_t)verify_node, memory_order_relaxed);
 }
 
 void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy) { (void)w, (void)lock, (void)busy; __VERIFIER_assume(0); }
