@@ -22,6 +22,12 @@ static const bench_workload_t *const workloads[] = {
     &bench_footprint,
     &bench_contention,
     &bench_delegation,
+#ifndef NL_SIM /* the kernel's futexes themselves: not in the simulator */
+    &bench_futex_hash,
+    &bench_futex_wake,
+    &bench_futex_wake_parallel,
+    &bench_futex_requeue,
+#endif
 };
 #define N_WORKLOADS (sizeof workloads / sizeof workloads[0])
 

@@ -143,6 +143,7 @@ extern const bench_workload_t bench_kvmap, bench_latency, bench_instructions;
 extern const bench_workload_t bench_rwhash, bench_footprint;
 extern const bench_workload_t bench_contention;
 extern const bench_workload_t bench_delegation;
+extern const bench_workload_t bench_futex_hash, bench_futex_wake, bench_futex_wake_parallel, bench_futex_requeue;
 
 /* One shared cache line that a critical section writes. */
 typedef struct {
