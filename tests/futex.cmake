@@ -32,3 +32,16 @@ foreach(lock ${NL_LOCKS})
   endforeach()
 endforeach()
 
+# numalock run --futex-hash (the preload sizes the hash at the program's
+# start), and the futex_cond program of the measurement (docs: a program of
+# threads over many condition variables)
+if(TARGET numalock_preload AND NOT CMAKE_CROSSCOMPILING)
+  add_executable(futex_cond futex/cond.c)
+  add_executable(futex_nohash futex/nohash.c)
+  target_link_libraries(futex_cond PRIVATE Threads::Threads)
+  target_compile_options(futex_cond PRIVATE ${NL_WARN} -O2)
+  target_compile_options(futex_nohash PRIVATE ${NL_WARN})
+  add_test(NAME futex_hash COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/futex/hash_test.sh $<TARGET_FILE:numalock_cli>
+    $<TARGET_FILE:futex_cond> $<TARGET_FILE:futex_nohash>)
+  set_tests_properties(futex_hash PROPERTIES TIMEOUT 120 LABELS cli)
+endif()

@@ -21,7 +21,7 @@ static const nl_cli_command_t commands[] = {
       "the benchmark suite: JSON, PNG plots, report.md (--suite apps: real programs, through compare)" },
     { "run", nl_cli_run,
       "run [--lock NAME] [--rwlock NAME] [--spin NAME] [--topology SPEC] [--stats] [--stats-stacks N] "
-      "[--stats-format text|json] -- PROGRAM [ARGS...]",
+      "[--stats-format text|json] [--futex-hash N] -- PROGRAM [ARGS...]",
       "run a program with its pthread locks replaced" },
     { "compare", nl_cli_compare,
       "compare --lock glibc,hbo,... [--runs N] [--metric REGEX] [--threads-env VAR=1,2,4] [--json FILE] "

@@ -1,7 +1,7 @@
 /*
  * `numalock run [--lock NAME] [--rwlock NAME] [--spin NAME] [--topology SPEC]
  *               [--stats] [--stats-stacks N] [--stats-format text|json]
- *               -- PROGRAM ARGS...`
+ *               [--futex-hash N] -- PROGRAM ARGS...`
  *
  * Runs an unmodified program with libnumalock-preload.so, so that its pthread
  * mutexes (with their condition variables and rwlocks) run on a numalock
@@ -16,7 +16,10 @@
  * temporary file at exit, which is printed here to stderr (the program's
  * stdout stays the program's). --stats-stacks N adds the N-frame stack where
  * each listed object was first locked; --stats-format json writes one JSON
- * object per process, one a line. Either implies --stats.
+ * object per process, one a line. Either implies --stats. --futex-hash N
+ * (NUMALOCK_FUTEX_HASH) sizes the program's private futex hash at its start
+ * (N slots, or 0: the system's global hash); a kernel without private
+ * hashes gets one sentence from the preload and runs the program as it is.
  */
 #include <errno.h>
 #include <limits.h>
@@ -38,7 +41,7 @@
 
 /* the choices, as the options give them (NULL, 0: not given) */
 typedef struct {
-    const char *lock, *rwlock, *spin, *topo, *stacks, *format;
+    const char *lock, *rwlock, *spin, *topo, *stacks, *format, *futex_hash;
     int stats;
 } run_choices_t;
 
@@ -100,6 +103,11 @@ static int parse_format(const char *v, unsigned *x, char *why, size_t len)
     return rc;
 }
 
+static int parse_futex_hash(const char *v, unsigned *x, char *why, size_t len)
+{
+    return nlp_parse_futex_hash(v, x, why, len);
+}
+
 static int parse_flag(const char *v, unsigned *x, char *why, size_t len)
 {
     int on = 0;
@@ -113,6 +121,7 @@ static int check_options(run_choices_t *c)
 {
     if (check_value("--stats-stacks", c->stacks, nlp_parse_stats_stacks) ||
         check_value("--stats-format", c->format, parse_format) ||
+        check_value("--futex-hash", c->futex_hash, parse_futex_hash) ||
         check_algorithms(c->lock, c->rwlock, c->spin, ""))
         return 2;
     if (c->stacks || c->format)
@@ -151,6 +160,12 @@ static int check_environment(run_choices_t *c)
         fprintf(stderr, "numalock run: %s: %s\n", NLP_ENV_CNA_FAIRNESS, err);
         return 2;
     }
+    if ((v = getenv(NLP_ENV_FUTEX)) && *v && nl_futex_set_path(v, err, sizeof err)) {
+        fprintf(stderr, "numalock run: %s: %s\n", NLP_ENV_FUTEX, err);
+        return 2;
+    }
+    if (!c->futex_hash && check_value(NLP_ENV_FUTEX_HASH, getenv(NLP_ENV_FUTEX_HASH), parse_futex_hash))
+        return 2;
     if (check_value(NLP_ENV_STATS_TOP, getenv(NLP_ENV_STATS_TOP), nlp_parse_stats_top) ||
         (!c->stacks && check_value(NLP_ENV_STATS_STACKS, getenv(NLP_ENV_STATS_STACKS), nlp_parse_stats_stacks)) ||
         (!c->format && check_value(NLP_ENV_STATS_FORMAT, getenv(NLP_ENV_STATS_FORMAT), parse_format)) ||
@@ -200,6 +215,8 @@ static int set_environment(const run_choices_t *c, char *statsfile)
         setenv(NLP_ENV_SPIN, c->spin, 1);
     if (c->topo)
         setenv("NUMALOCK_TOPOLOGY", c->topo, 1);
+    if (c->futex_hash)
+        setenv(NLP_ENV_FUTEX_HASH, c->futex_hash, 1);
     if (!c->stats) {
         unsetenv(NLP_ENV_STATS);
         unsetenv(NLP_ENV_STATS_FILE);
@@ -266,6 +283,8 @@ int nl_cli_run(int argc, char **argv, const nl_cli_command_t *self)
           &c.stacks, NULL },
         { "--stats-format", "FORMAT", "the profile as text (the default) or json, one object per process a line (implies --stats)",
           &c.format, NULL },
+        { "--futex-hash", "N", "slots of the program's private futex hash, a power of two, or 0: the global hash "
+          "(NUMALOCK_FUTEX_HASH)", &c.futex_hash, NULL },
         { 0 },
     };
     /* the program starts at the first argument that is no option, or after "--" */

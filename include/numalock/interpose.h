@@ -19,6 +19,9 @@
 #define NLP_ENV_SPIN "NUMALOCK_SPIN"             /* pthread_spinlock_t algorithm (default: the preload's) */
 #define NLP_ENV_WAIT "NUMALOCK_WAIT"             /* waiting policy (the library's nl_wait_set_policy) */
 #define NLP_ENV_CNA_FAIRNESS "NUMALOCK_CNA_FAIRNESS" /* CNA fairness rule (nl_cna_set_fairness) */
+#define NLP_ENV_FUTEX "NUMALOCK_FUTEX"           /* futex path (the library's nl_futex_set_path) */
+#define NLP_ENV_FUTEX_HASH "NUMALOCK_FUTEX_HASH" /* the program's private futex hash: N slots (a power
+                                                  * of two, 2 to 1048576) or 0, the system's global one */
 
 /* NUMALOCK_STATS_STACKS (and `numalock run --stats-stacks`): 0 (no stacks, the
  * default) to NLP_STATS_STACKS_MAX frames. */

@@ -157,6 +157,26 @@ static void configure_stats(const char *lock_name)
         nlp_g.stats = nlp_profile_init(lock_name, &o) == 0;
 }
 
+/* The futex path, and the program's private futex hash (sized before its
+ * threads start, as far as the preload's start comes first). */
+static void configure_futex(void)
+{
+    char why[512], msg[1024];
+    unsigned slots;
+    const char *v = getenv(NLP_ENV_FUTEX);
+    if (v && *v && nl_futex_set_path(v, why, sizeof why))
+        bad_env(NLP_ENV_FUTEX, v, why, "auto");
+    v = getenv(NLP_ENV_FUTEX_HASH);
+    if (!v || !*v)
+        return;
+    if (nlp_parse_futex_hash(v, &slots, why, sizeof why)) {
+        bad_env(NLP_ENV_FUTEX_HASH, v, why, "the kernel's own futex hash");
+    } else if (nlp_futex_hash_apply(slots, why, sizeof why)) {
+        snprintf(msg, sizeof msg, "numalock preload: %s=%s: %s\n", NLP_ENV_FUTEX_HASH, v, why);
+        nlp_say(msg);
+    }
+}
+
 static void do_init(void)
 {
     char msg[1200], err[512];
@@ -173,6 +193,7 @@ static void do_init(void)
     const char *f = getenv(NLP_ENV_CNA_FAIRNESS);
     if (f && *f && nl_cna_set_fairness(f, err, sizeof err))
         bad_env(NLP_ENV_CNA_FAIRNESS, f, err, "the default, time:1ms");
+    configure_futex();
     int external = env_bool("NUMALOCK_PRELOAD_EXTERNAL", 0); /* tests: force out-of-place storage */
     /* tests: the load sample reads the cgroup files every time (they run
      * in waiters, on the program's stacks: tests/interpose/small_stack.c) */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include "policy.h"
 
 /* NUMALOCK_STATS_STACKS (and `numalock run --stats-stacks`): 0 (no stacks, the
@@ -230,4 +231,38 @@ int nlp_parse_stats_top(const char *v, unsigned *rows, char *why, size_t len)
     }
     *rows = (unsigned)n;
     return 0;
+}
+
+int nlp_parse_futex_hash(const char *v, unsigned *slots, char *why, size_t len)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (errno || end == v || *end || n < 0 || n == 1 || n > (1l << 20) || (n & (n - 1))) {
+        snprintf(why, len, "expected the slots of the private futex hash, a power of two from 2 to 1048576, "
+                           "or 0 for the system's global hash");
+        return -1;
+    }
+    *slots = (unsigned)n;
+    return 0;
+}
+
+/* the kernel's ABI, where this system's headers predate it */
+#ifndef PR_FUTEX_HASH
+#define PR_FUTEX_HASH 78
+#define PR_FUTEX_HASH_SET_SLOTS 1
+#endif
+
+int nlp_futex_hash_apply(unsigned slots, char *why, size_t len)
+{
+    if (prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_SET_SLOTS, (unsigned long)slots, 0ul, 0ul) == 0)
+        return 0;
+    int e = errno;
+    if (e == EINVAL)
+        snprintf(why, len, "this kernel does not size a process's private futex hash (prctl PR_FUTEX_HASH: %s); "
+                           "the program runs with the kernel's own futex hash", strerror(e));
+    else
+        snprintf(why, len, "the kernel refused %u slots (prctl PR_FUTEX_HASH: %s); the program runs with the "
+                           "futex hash it has", slots, strerror(e));
+    return -1;
 }

@@ -76,5 +76,12 @@ int nlp_parse_stats_top(const char *v, unsigned *rows, char *why, size_t len);
 int nlp_parse_stats_stacks(const char *v, unsigned *frames, char *why, size_t len);
 /* NUMALOCK_STATS_FORMAT (--stats-format): "text" or "json". */
 int nlp_parse_stats_format(const char *v, int *json, char *why, size_t len);
+/* NUMALOCK_FUTEX_HASH (--futex-hash): slots of the private futex hash, a
+ * power of two from 2 to 1048576, or 0 (the system's global hash). */
+int nlp_parse_futex_hash(const char *v, unsigned *slots, char *why, size_t len);
+/* Size the calling process's private futex hash (prctl PR_FUTEX_HASH): 0,
+ * or -1 with one sentence in why (the kernel cannot: an older one has no
+ * private hashes). */
+int nlp_futex_hash_apply(unsigned slots, char *why, size_t len);
 
 #endif
