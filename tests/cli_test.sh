@@ -91,6 +91,14 @@ assert all(r['ns_per_pair']>0 for r in recs)
 m=recs[0]; assert 'ratio_to_pthread' not in m and (m['ratio_to_baseline']>1)==(m['ns_per_pair']<p['ns_per_pair']), m
 " && ok || bad "bench latency json"
 
+# the console table: a labelled column per figure, no raw JSON, no column of '-' only
+# (latency has no remote share or fairness), the parameters once above the table
+out=$("$NL" bench latency --lock tas --rounds 3 --pairs 1000)
+head=$(echo "$out" | sed -n 2p)
+if ! echo "$out" | grep -q '"' && [ "$(echo "$out" | head -1)" = "every row: rounds 3, pairs_per_round 1000" ] &&
+   echo "$head" | grep -q 'x pthread  ns_per_pair$' && ! echo "$head" | grep -q 'remote\|fairness'; then ok
+else bad "bench table: $out"; fi
+
 # instructions (callgrind): integer counts per pair, repeatable, pthread always present
 if command -v valgrind >/dev/null; then
   "$NL" bench instructions --lock mcs --pairs 5000 --json "$T/ins.json" >/dev/null && \
