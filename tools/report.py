@@ -35,6 +35,8 @@ INSTRUCTIONS_WORKLOAD = "instructions"
 FOOTPRINT_WORKLOAD = "footprint"
 C2C_WORKLOAD = "c2c"  # `numalock topo --measure --json`: one latency matrix per record
 COMPARE_WORKLOAD = "compare"  # `numalock compare --json`: a program under glibc and each lock
+# perf bench futex's experiments (bench/futex.c): the kernel's futex hash and wakes, no lock
+FUTEX_WORKLOADS = ("futex-hash", "futex-wake", "futex-wake-parallel", "futex-requeue")
 WORKLOAD_ORDER = THROUGHPUT_WORKLOADS + (LATENCY_WORKLOAD, INSTRUCTIONS_WORKLOAD, FOOTPRINT_WORKLOAD)
 SIMULATED = "simulated "  # a group's topology for `numalock sim` records: "simulated MACHINE"
 
@@ -1027,6 +1029,83 @@ def section_compare(grp: Group, directory: Path, written: list[Path]) -> list[st
     return lines
 
 
+FUTEX_METRICS = {"total_ops_per_s": "total operations per second", "wake_all_ms": "ms to wake every sleeper",
+                 "requeue_all_ms": "ms to requeue every sleeper", "waker_us": "us per waker's call"}
+
+
+def _hash_order(label: str) -> tuple[int, int]:
+    return (0, 0) if label == "default" else (1, 0) if label == "global" else (2, int(label))
+
+
+def _num3(value: Any) -> str:
+    """Three significant digits, with k/M/G above a thousand."""
+    if not _is_number(value):
+        return DASH
+    for factor, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+def _spread(rec: dict[str, Any]) -> str:
+    return f"{_num3(rec.get('median'))} ({_num3(rec.get('min'))}{DASH}{_num3(rec.get('max'))})"
+
+
+def plot_futex(grp: Group, path: Path, metric: str) -> None:
+    """futex-hash: the metric against the hash (a line per threads x futexes x call);
+    the others: against threads (a line per hash x call). Whiskers: the rounds' range."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=FIG_SIZE)
+    by_hash = grp.workload == "futex-hash"
+    xs = sorted({str(r.get("hash")) for r in grp.records}, key=_hash_order) if by_hash else \
+        sorted({r["threads"] for r in grp.records})
+    series: dict[str, list[dict[str, Any]]] = {}
+    for rec in grp.records:
+        key = (f"{rec['threads']} threads x {rec.get('futexes')} futexes, {rec.get('call')}" if by_hash
+               else f"hash {rec.get('hash')}, {rec.get('call')}")
+        series.setdefault(key, []).append(rec)
+    for i, (name, recs) in enumerate(series.items()):
+        pts = sorted(((xs.index(str(r.get("hash")) if by_hash else r["threads"]), r) for r in recs),
+                     key=lambda p: p[0])
+        med = [p[1].get("median") for p in pts]
+        err = [[m - p[1].get("min", m) for m, p in zip(med, pts)], [p[1].get("max", m) - m for m, p in zip(med, pts)]]
+        ax.errorbar([p[0] for p in pts], med, yerr=err, label=name, capsize=3, **_series_style(i))
+    ax.set_xticks(range(len(xs)) if by_hash else xs)
+    ax.set_xticklabels([str(x) for x in xs])
+    ax.set_xlabel("private futex hash (slots; default: the kernel's choice)" if by_hash else "threads")
+    ax.set_ylabel(FUTEX_METRICS.get(metric, metric) + " (median)")
+    ax.yaxis.set_major_formatter(si_formatter)
+    ax.set_ylim(bottom=0)
+    _legend(ax, len(series), title="")
+    save_figure(fig, path)
+
+
+def section_futex(grp: Group, directory: Path, written: list[Path]) -> list[str]:
+    metric = str(grp.records[0].get("metric"))
+    lines = [f"## {grp.workload} \u2014 the kernel's futexes", "",
+             f"perf bench futex's experiment (bench/futex.c): {FUTEX_METRICS.get(metric, metric)}, the median of "
+             "the rounds with their range, each round in a process of its own. **hash**: the process's private "
+             "futex hash (default: the kernel's choice, its slots in brackets; global: the system's table); "
+             "**call** futex2+numa: FUTEX2_NUMA futexes, which live in their node's part of the global table "
+             "whatever the private hash.", ""]
+    path = directory / f"{slug(grp.workload)}_{slug(grp.topology)}.png"
+    plot_futex(grp, path, metric)
+    written.append(path)
+    _image(lines, f"{grp.workload}: {FUTEX_METRICS.get(metric, metric)}", path.name)
+    hashes = sorted({str(r.get("hash")) for r in grp.records}, key=_hash_order)
+    rows: dict[tuple[Any, ...], list[str]] = {}
+    for rec in sorted(grp.records, key=lambda r: (r["threads"], r.get("futexes") or 0, str(r.get("call")))):
+        key = (rec["threads"], rec.get("futexes"), rec.get("call"))
+        row = rows.setdefault(key, [fmt_generic(rec["threads"]), fmt_generic(rec.get("futexes")),
+                                    str(rec.get("call"))] + [DASH] * len(hashes))
+        row[3 + hashes.index(str(rec.get("hash")))] = _spread(rec)
+        if str(rec.get("hash")) == "default" and _is_number(rec.get("slots")) and rec["slots"] > 0:
+            row[3 + hashes.index("default")] += f" [{rec['slots']}]"
+    lines += md_table(["threads", "futexes", "call"] + [f"hash {h}" for h in hashes], list(rows.values()), keep=3)
+    lines.append("")
+    return lines
+
+
 def section_generic(grp: Group) -> list[str]:
     lines = [f"## {grp.workload} \u2014 topology `{grp.topology}`", "",
              "A workload this report has no plots for; all fields as recorded.", ""]
@@ -1153,6 +1232,8 @@ def build_report(directory: Path, title: str) -> tuple[Path, list[Path]]:
             lines += section_c2c(grp, directory, written)
         elif grp.workload == COMPARE_WORKLOAD:
             lines += section_compare(grp, directory, written)
+        elif grp.workload in FUTEX_WORKLOADS:
+            lines += section_futex(grp, directory, written)
         else:
             lines += section_generic(grp)
     java_md = directory / "java" / "java.md"
