@@ -159,11 +159,25 @@ static inline bool clh_push_below(clh_cache_t *c, nl_clh_node_t *n, uint32_t kee
 
 static _Atomic(clh_cache_t *) clh_caches[NL_MAX_THREADS];
 
+#ifndef NL_VERIFY
+/* Nodes in the library's data for when malloc fails, each taken once (a
+ * node is never freed: it goes round like the others). */
+#define CLH_RESERVE 64
+static nl_clh_node_t clh_reserve[CLH_RESERVE];
+static _Atomic uint32_t clh_reserve_next;
+#endif
+
 static nl_clh_node_t *clh_alloc(void)
 {
     nl_clh_node_t *n = NULL;
-    if (posix_memalign((void **)&n, NL_CACHELINE, sizeof *n) || !n)
+    if (posix_memalign((void **)&n, NL_CACHELINE, sizeof *n) || !n) {
+#ifndef NL_VERIFY
+        uint32_t i = atomic_fetch_add_explicit(&clh_reserve_next, 1, memory_order_relaxed);
+        return i < CLH_RESERVE ? &clh_reserve[i] : NULL;
+#else
         return NULL;
+#endif
+    }
     memset(n, 0, sizeof *n);
     return n;
 }

@@ -115,11 +115,40 @@ static inline int single_snode(const nl_cst_mutex_t *m)
 }
 
 /* ---- snodes (sec. 4.1) ------------------------------------------------- */
+/* snodes in the library's data for locks whose first snode cannot be
+ * allocated (a node without memory uses another node's snode instead):
+ * taken with one atomic step, given back when the lock is destroyed */
+#define CST_RESERVE 16
+static cst_rsnode_t cst_reserve[CST_RESERVE];
+static _Atomic uint32_t cst_reserve_used;
+
+static cst_snode_t *cst_reserve_get(void)
+{
+    uint32_t used = atomic_load_explicit(&cst_reserve_used, memory_order_relaxed);
+    while (used != (1u << CST_RESERVE) - 1) {
+        int i = __builtin_ctz(~used);
+        if (atomic_compare_exchange_weak_explicit(&cst_reserve_used, &used, used | 1u << i, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return &cst_reserve[i].m;
+    }
+    return NULL;
+}
+
+static void cst_snode_free(cst_snode_t *s)
+{
+    uintptr_t i = (uintptr_t)((cst_rsnode_t *)(void *)s - cst_reserve);
+    if ((cst_rsnode_t *)(void *)s >= cst_reserve && i < CST_RESERVE)
+        atomic_fetch_and_explicit(&cst_reserve_used, ~(1u << i), memory_order_release);
+    else
+        free(s);
+}
+
 cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
 {
     uint64_t bit = 1ull << (node & 63);
     nl_waiter_t w;
     bool waited = false; /* the waiter is set up only when we wait */
+    uint32_t naps = 0;
     for (;;) {
         cst_snode_t *head = atomic_load_explicit(&m->snodes, memory_order_acquire);
         for (cst_snode_t *s = head; s; s = s->next)
@@ -150,13 +179,20 @@ cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
         cst_snode_t *s = NULL;
         if (posix_memalign((void **)&s, NL_CACHELINE, size) || !s) {
             /* no memory: give the claim back and use any other node's snode
-             * (correct, only not local); with none, wait for memory */
-            atomic_fetch_and_explicit(&m->present, ~bit, memory_order_acq_rel);
-            if ((head = atomic_load_explicit(&m->snodes, memory_order_acquire)))
-                return head;
-            struct timespec ts = { 0, 1000000 };
-            nanosleep(&ts, NULL);
-            continue;
+             * (correct, only not local); with none, a reserve snode; with
+             * the reserve taken, wait for memory */
+            s = NULL;
+            head = atomic_load_explicit(&m->snodes, memory_order_acquire);
+            if (head || !(s = cst_reserve_get())) {
+                atomic_fetch_and_explicit(&m->present, ~bit, memory_order_acq_rel);
+                if (head)
+                    return head;
+                if (++naps > 1000) /* a second without memory or a reserve snode */
+                    nl_no_memory("the first per-node structure of a CST lock (the 16 in reserve are taken)");
+                struct timespec ts = { 0, 1000000 };
+                nanosleep(&ts, NULL);
+                continue;
+            }
         }
         memset(s, 0, size); /* first touch by a thread of this node */
         s->node = node;
@@ -609,7 +645,7 @@ void nl_cst_mutex_destroy(nl_cst_mutex_t *m)
     cst_snode_t *s = atomic_load_explicit(&m->snodes, memory_order_acquire);
     while (s) {
         cst_snode_t *n = s->next;
-        free(s);
+        cst_snode_free(s);
         s = n;
     }
     uint32_t passes = m->local_passes;

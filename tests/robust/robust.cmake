@@ -28,3 +28,17 @@ foreach(lock ${NL_LOCKS})
   set_tests_properties(robust.signals.${lock} robust.eintr.${lock} robust.nest.${lock} PROPERTIES
     TIMEOUT 120 LABELS "robust;tsan" ENVIRONMENT "${NL_RB_ENV}")
 endforeach()
+
+# allocation failure: malloc and its relatives replaced by failalloc.c (not
+# under ThreadSanitizer, whose runtime allocates for itself)
+if(NOT NL_SANITIZE_THREAD)
+  add_executable(nl_robust_alloc ${NL_RB_DIR}/alloc.c ${NL_RB_DIR}/failalloc.c)
+  target_link_libraries(nl_robust_alloc PRIVATE numalock_static Threads::Threads)
+  target_compile_options(nl_robust_alloc PRIVATE ${NL_WARN} -fno-builtin-malloc)
+  foreach(lock ${NL_LOCKS})
+    foreach(mode create sweep cold deep)
+      add_test(NAME robust.alloc.${mode}.${lock} COMMAND nl_robust_alloc --lock ${lock} --mode ${mode})
+      set_tests_properties(robust.alloc.${mode}.${lock} PROPERTIES TIMEOUT 300 LABELS robust)
+    endforeach()
+  endforeach()
+endif()

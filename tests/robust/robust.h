@@ -88,7 +88,7 @@ static void *rb_watchdog_main(void *p)
 
 /* Start the watchdog (NL_STRESS_WATCHDOG_SCALE stretches it, as for the
  * stress harness under an emulator). Signals stay with the other threads. */
-static void rb_watchdog_start(double seconds, const char *what)
+static inline void rb_watchdog_start(double seconds, const char *what)
 {
     const char *scale = getenv("NL_STRESS_WATCHDOG_SCALE");
     rb_watchdog_s = seconds * (scale && atof(scale) >= 1 ? atof(scale) : 1);
@@ -128,21 +128,21 @@ static inline void rb_leave(rb_guard_t *g, int me, const char *what)
 }
 
 /* ---- settings ---------------------------------------------------------------- */
-static void rb_set_topology(const char *spec)
+static inline void rb_set_topology(const char *spec)
 {
     char err[256];
     if (spec && nl_topology_set(spec, err, sizeof err))
         rb_fail(2, "%s", err);
 }
 
-static void rb_set_policy(const char *spec)
+static inline void rb_set_policy(const char *spec)
 {
     char err[256];
     if (spec && nl_wait_set_policy(spec, err, sizeof err))
         rb_fail(2, "%s", err);
 }
 
-static const nl_lock_ops_t *rb_find_lock(const char *name)
+static inline const nl_lock_ops_t *rb_find_lock(const char *name)
 {
     const nl_lock_ops_t *ops = name ? nl_lock_find(name) : NULL;
     if (!ops) {
@@ -165,7 +165,7 @@ typedef struct {
     const nl_lock_ops_t *ops;
 } rb_locks_t;
 
-static void rb_locks_init(rb_locks_t *L, const nl_lock_ops_t *ops, int n, int same, uint32_t (*bucket)(const void *))
+static inline void rb_locks_init(rb_locks_t *L, const nl_lock_ops_t *ops, int n, int same, uint32_t (*bucket)(const void *))
 {
     size_t align = ops->align > 8 ? ops->align : 8;
     size_t stride = (ops->size + align - 1) / align * align;
@@ -198,7 +198,7 @@ static void rb_locks_init(rb_locks_t *L, const nl_lock_ops_t *ops, int n, int sa
             rb_fail(1, "cannot initialise lock %d of %s", i, ops->name);
 }
 
-static void rb_locks_free(rb_locks_t *L)
+static inline void rb_locks_free(rb_locks_t *L)
 {
     for (int i = 0; i < L->n; i++)
         if (L->ops->destroy)
