@@ -162,14 +162,23 @@ uint32_t nl_machine_futex_node(void)
  * on the stack: paths are built in one workspace, files are read through a
  * small window (docs/ARCHITECTURE.md "Stack"). */
 
+/* Files are opened, read and closed by system call, not through glibc's
+ * wrappers: those are cancellation points, and a thread cancelled while it
+ * waits for a lock (the load sample runs in a waiter's steps) must not
+ * unwind from inside the lock's code, with a ticket taken or a node queued
+ * (a program's cleanup handler would then run without the mutex). */
+static int nc_open(const char *path) { return (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC); }
+static ssize_t nc_read(int fd, void *buf, size_t len) { return (ssize_t)syscall(SYS_read, fd, buf, len); }
+static void nc_close(int fd) { syscall(SYS_close, fd); }
+
 /* The first line of a file, without its newline; -1 if unreadable. */
 static int read_line(const char *path, char *buf, size_t len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = nc_open(path);
     if (fd < 0)
         return -1;
-    ssize_t n = read(fd, buf, len - 1);
-    close(fd);
+    ssize_t n = nc_read(fd, buf, len - 1);
+    nc_close(fd);
     if (n <= 0)
         return -1;
     buf[n] = 0;
@@ -334,18 +343,18 @@ static int cpulist_char(cpulist_state_t *st, char c)
 /* the CPUs of a CPU-list file, read through `window`; 0 if malformed */
 static uint32_t cpulist_file(const char *path, char *window, size_t len, unsigned char *mark)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = nc_open(path);
     if (fd < 0)
         return 0;
     cpulist_state_t st = { .mark = mark };
     ssize_t got;
     int bad = 0, ended = 0;
-    while (!bad && !ended && (got = read(fd, window, len)) > 0)
+    while (!bad && !ended && (got = nc_read(fd, window, len)) > 0)
         for (ssize_t i = 0; i < got && !bad && !ended; i++) {
             bad = cpulist_char(&st, window[i]) != 0;
             ended = window[i] == '\n';
         }
-    close(fd);
+    nc_close(fd);
     if (!bad && !ended)
         bad = cpulist_char(&st, 0) != 0;
     return bad ? 0 : st.n;
@@ -442,13 +451,13 @@ static bool cg_line_matches(cg_ws_t *ws, const char *controller)
  * found. Lines are gathered in ws->path a window at a time. */
 static int cgroup_path(cg_ws_t *ws, const char *proc_cgroup, const char *controller)
 {
-    int fd = open(proc_cgroup, O_RDONLY | O_CLOEXEC);
+    int fd = nc_open(proc_cgroup);
     if (fd < 0)
         return -1;
     size_t len = 0;
     int found = -1;
     ssize_t got;
-    while (found && (got = read(fd, ws->window, sizeof ws->window)) > 0) {
+    while (found && (got = nc_read(fd, ws->window, sizeof ws->window)) > 0) {
         for (ssize_t i = 0; i < got && found; i++) {
             char c = ws->window[i];
             if (c != '\n') {
@@ -466,7 +475,7 @@ static int cgroup_path(cg_ws_t *ws, const char *proc_cgroup, const char *control
         ws->path[len] = 0;
         found = cg_line_matches(ws, controller) ? 0 : -1;
     }
-    close(fd);
+    nc_close(fd);
     return found;
 }
 

@@ -68,9 +68,16 @@ struct cond_cancel {
     int rc;
 };
 
+static void wake(nlp_cond_t *c, int n);
+
 static void cond_cancelled(void *p)
 {
     struct cond_cancel *cc = p;
+    /* a signal may have woken us (the sequence moved): a cancelled waiter
+     * must not take it away from the others (POSIX), so one more is woken
+     * (a spurious wake-up at worst) */
+    if (atomic_load(&cc->c->seq) != cc->seq && atomic_load(&cc->c->waiters) > 1)
+        wake(cc->c, 1);
     atomic_fetch_sub(&cc->c->waiters, 1);
     if (cc->glibc_m) {
         nlp_mutex_glibc_lock((pthread_mutex_t *)cc->m, cc->ra);
@@ -84,8 +91,9 @@ static void cond_cancelled(void *p)
 }
 
 /* The sleep runs with asynchronous cancellation on (as glibc's own futex
- * waits do); a cancelled waiter leaves the count and re-acquires the mutex
- * (cond_cancelled) before the program's cleanup handlers run. */
+ * waits do); a cancelled waiter passes on a signal it may have been woken
+ * by, leaves the count and re-acquires the mutex (cond_cancelled) before the
+ * program's cleanup handlers run. */
 static void __attribute__((noinline)) cond_sleep(struct cond_cancel *cc)
 {
     int oldtype;

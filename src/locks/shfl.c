@@ -61,6 +61,7 @@
 #endif
 #include <errno.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 #include "shfl_impl.h"
@@ -349,8 +350,12 @@ static inline void sh_head_pause(nl_waiter_t *w, uint32_t *pause, bool stealing,
             uint64_t ns = (now - *t0) / 8;
             if (ns > SH_NAP_MAX_NS)
                 ns = SH_NAP_MAX_NS;
+            /* not a cancellation point inside a lock's wait */
             struct timespec ts = { 0, (long)ns };
+            int cs;
+            pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
             nanosleep(&ts, NULL);
+            pthread_setcancelstate(cs, NULL);
             return;
         }
     }

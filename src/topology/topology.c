@@ -311,11 +311,12 @@ static void install(nl_topology_t *t)
 static nl_topology_t topo_first;
 #define NL_TOPO_KEPT 32
 static nl_topology_t *topo_kept[NL_TOPO_KEPT];
-static pthread_mutex_t topo_kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_flag topo_kept_busy = ATOMIC_FLAG_INIT; /* (not a pthread mutex: the preload library replaces those) */
 
 static nl_topology_t *topo_keep(nl_topology_t *t)
 {
-    pthread_mutex_lock(&topo_kept_lock);
+    while (atomic_flag_test_and_set_explicit(&topo_kept_busy, memory_order_acquire))
+        sched_yield();
     int i = 0;
     for (; i < NL_TOPO_KEPT && topo_kept[i]; i++)
         if (!memcmp(topo_kept[i], t, sizeof *t)) {
@@ -325,7 +326,7 @@ static nl_topology_t *topo_keep(nl_topology_t *t)
         }
     if (i < NL_TOPO_KEPT && !topo_kept[i])
         topo_kept[i] = t;
-    pthread_mutex_unlock(&topo_kept_lock);
+    atomic_flag_clear_explicit(&topo_kept_busy, memory_order_release);
     return t;
 }
 

@@ -42,3 +42,20 @@ if(NOT NL_SANITIZE_THREAD)
     endforeach()
   endforeach()
 endif()
+
+# cancellation in condition waits: glibc, and the preload library with each
+# lock (those that cannot replace a mutex are skipped)
+if(TARGET numalock_preload AND NOT CMAKE_CROSSCOMPILING)
+  add_executable(nl_robust_cancel ${NL_RB_DIR}/cancel.c)
+  target_link_libraries(nl_robust_cancel PRIVATE Threads::Threads)
+  target_include_directories(nl_robust_cancel PRIVATE ${CMAKE_SOURCE_DIR}/include)
+  target_compile_options(nl_robust_cancel PRIVATE ${NL_WARN} -O2)
+  add_test(NAME robust.cancel.glibc COMMAND nl_robust_cancel)
+  set_tests_properties(robust.cancel.glibc PROPERTIES TIMEOUT 120 LABELS robust)
+  foreach(lock ${NL_LOCKS})
+    add_test(NAME robust.cancel.${lock}
+      COMMAND $<TARGET_FILE:numalock_cli> run --lock ${lock} --topology virtual:2 -- $<TARGET_FILE:nl_robust_cancel>)
+    set_tests_properties(robust.cancel.${lock} PROPERTIES TIMEOUT 120 LABELS robust
+      SKIP_REGULAR_EXPRESSION "cannot replace pthread mutexes")
+  endforeach()
+endif()
