@@ -161,6 +161,11 @@ nl_self_t *nl_self_create(void)
 
 void nl_no_memory(const char *what)
 {
+    /* one line, from the first thread that stops; the others wait for its abort() */
+    static _Atomic int said;
+    if (atomic_exchange(&said, 1))
+        for (;;)
+            pause();
     char line[160] = "numalock: no memory for ";
     size_t n = strlen(line), w = strlen(what);
     if (w > sizeof line - n - 12)

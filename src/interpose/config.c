@@ -22,14 +22,34 @@
 
 nlp_config_t nlp_g;
 
+/* One line, from the first thread that stops; the others wait for its abort(). */
+static void __attribute__((noreturn)) stop(const char *msg)
+{
+    static _Atomic int said;
+    if (atomic_exchange(&said, 1))
+        for (;;)
+            pause();
+    nlp_say(msg);
+    abort();
+}
+
 void *nlp_block_get_slow(_Atomic(void *) *slot, const nl_lock_ops_t *ops, size_t size, size_t align)
 {
     void *p = NULL;
-    if (posix_memalign(&p, align, size) || !p)
-        abort(); /* no memory for a lock: nothing sane to return from pthread_*_lock */
+    char msg[160];
+    /* no memory for a lock: nothing sane to return from pthread_*_lock */
+    if (posix_memalign(&p, align, size) || !p) {
+        snprintf(msg, sizeof msg, "numalock preload: no memory for a %s lock (%zu bytes); stopping\n", ops->name,
+                 size);
+        stop(msg);
+    }
     memset(p, 0, size);
-    if (ops->init && ops->init(p, NULL))
-        abort();
+    int rc = ops->init ? ops->init(p, NULL) : 0;
+    if (rc) {
+        snprintf(msg, sizeof msg, "numalock preload: cannot initialise a %s lock (%s); stopping\n", ops->name,
+                 strerror(rc));
+        stop(msg);
+    }
     void *expect = NULL;
     if (atomic_compare_exchange_strong_explicit(slot, &expect, p, memory_order_acq_rel, memory_order_acquire))
         return p;
@@ -153,8 +173,8 @@ static void configure_stats(const char *lock_name)
     v = getenv(NLP_ENV_STATS_FORMAT);
     if (v && *v && nlp_parse_stats_format(v, &o.json, why, sizeof why))
         bad_env(NLP_ENV_STATS_FORMAT, v, why, "text");
-    if (env_bool(NLP_ENV_STATS, 0))
-        nlp_g.stats = nlp_profile_init(lock_name, &o) == 0;
+    if (env_bool(NLP_ENV_STATS, 0) && !(nlp_g.stats = nlp_profile_init(lock_name, &o) == 0))
+        nlp_say("numalock preload: no memory for the lock profile (NUMALOCK_STATS=1); running without it\n");
 }
 
 /* The futex path, and the program's private futex hash (sized before its

@@ -487,8 +487,10 @@ static void report(void)
         return;
     size_t cap = 256;
     profile_t p = { .rows = malloc(cap * sizeof(row_t)) };
-    if (!p.rows)
+    if (!p.rows) {
+        nlp_say("numalock preload: no memory to write the lock profile\n");
         return;
+    }
     for (size_t i = 0; i <= NLP_STAT_SLOTS; i++) {
         nlp_stat_t *e = i < NLP_STAT_SLOTS ? &table[i] : &overflow;
         if (atomic_load_explicit(&e->key, memory_order_acquire) <= KEY_BUSY)

@@ -50,12 +50,32 @@ if(TARGET numalock_preload AND NOT CMAKE_CROSSCOMPILING)
   target_link_libraries(nl_robust_cancel PRIVATE Threads::Threads)
   target_include_directories(nl_robust_cancel PRIVATE ${CMAKE_SOURCE_DIR}/include)
   target_compile_options(nl_robust_cancel PRIVATE ${NL_WARN} -O2)
+  # allocation failure under the preload: the in-place locks work on, a
+  # lock that needs a block stops with one line
+  add_executable(nl_robust_alloc_preload ${NL_RB_DIR}/alloc_preload.c ${NL_RB_DIR}/failalloc.c)
+  target_link_libraries(nl_robust_alloc_preload PRIVATE Threads::Threads)
+  target_include_directories(nl_robust_alloc_preload PRIVATE ${CMAKE_SOURCE_DIR}/include)
+  target_compile_options(nl_robust_alloc_preload PRIVATE ${NL_WARN} -O2 -fno-builtin-malloc)
+  add_test(NAME robust.alloc_preload.glibc COMMAND nl_robust_alloc_preload)
+  add_test(NAME robust.alloc_preload.external COMMAND $<TARGET_FILE:numalock_cli> run --lock ttas --
+    $<TARGET_FILE:nl_robust_alloc_preload>)
+  add_test(NAME robust.alloc_preload.rwlock COMMAND $<TARGET_FILE:numalock_cli> run --lock hbo --rwlock cst-rwsem
+    -- $<TARGET_FILE:nl_robust_alloc_preload>)
+  set_tests_properties(robust.alloc_preload.external PROPERTIES ENVIRONMENT NUMALOCK_PRELOAD_EXTERNAL=1
+    PASS_REGULAR_EXPRESSION "outcome=stops \\(numalock preload: no memory for a ttas lock")
+  set_tests_properties(robust.alloc_preload.rwlock PROPERTIES
+    PASS_REGULAR_EXPRESSION "outcome=stops \\(numalock preload: no memory for a cst-rwsem lock")
+  set_tests_properties(robust.alloc_preload.glibc robust.alloc_preload.external robust.alloc_preload.rwlock
+    PROPERTIES TIMEOUT 120 LABELS robust)
   add_test(NAME robust.cancel.glibc COMMAND nl_robust_cancel)
   set_tests_properties(robust.cancel.glibc PROPERTIES TIMEOUT 120 LABELS robust)
   foreach(lock ${NL_LOCKS})
     add_test(NAME robust.cancel.${lock}
       COMMAND $<TARGET_FILE:numalock_cli> run --lock ${lock} --topology virtual:2 -- $<TARGET_FILE:nl_robust_cancel>)
-    set_tests_properties(robust.cancel.${lock} PROPERTIES TIMEOUT 120 LABELS robust
+    add_test(NAME robust.alloc_preload.${lock}
+      COMMAND $<TARGET_FILE:numalock_cli> run --lock ${lock} -- $<TARGET_FILE:nl_robust_alloc_preload>)
+    set_tests_properties(robust.cancel.${lock} robust.alloc_preload.${lock} PROPERTIES TIMEOUT 120 LABELS robust
       SKIP_REGULAR_EXPRESSION "cannot replace pthread mutexes")
+    set_tests_properties(robust.alloc_preload.${lock} PROPERTIES PASS_REGULAR_EXPRESSION "outcome=works")
   endforeach()
 endif()
