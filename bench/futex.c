@@ -18,10 +18,11 @@
  * Axes beside the threads: --hash, the process's private futex hash
  * (default: the kernel's choice; global: the system's shared table; N: N
  * slots, a power of two), set with prctl(PR_FUTEX_HASH) before any thread
- * starts; --numa, the call: off, the classic futex call as perf makes it; on,
- * futex_wait/futex_wake/futex_requeue with FUTEX2_NUMA on two-word futexes
- * (value, node; the node ~0, so that the first waiter's kernel writes its
- * node in and the futex lives in that node's table, past any private hash).
+ * starts; --call: futex, the classic futex call as perf makes it; futex2,
+ * futex_wait/futex_wake/futex_requeue (Linux 6.7) on the same words;
+ * futex2-numa, the same with FUTEX2_NUMA on two-word futexes (value, node;
+ * the node ~0, so that the first waiter's kernel writes its node in and the
+ * futex lives in that node's table, past any private hash).
  * Each measurement runs in a child process of its own (a process whose hash
  * went global cannot get a private one again); --repeat rounds, interleaved
  * over the configurations, keep the median with its minimum and maximum.
@@ -66,7 +67,11 @@
 #ifndef FUTEX2_PRIVATE
 #define FUTEX2_PRIVATE FUTEX_PRIVATE_FLAG
 #endif
-#define FX_F2 (FUTEX2_SIZE_U32 | FUTEX2_PRIVATE | FUTEX2_NUMA)
+#define FX_F2 (FUTEX2_SIZE_U32 | FUTEX2_PRIVATE)
+/* the calls (--call) */
+enum { FX_FUTEX = 0, FX_FUTEX2 = 1, FX_NUMA = 2 };
+static const char *const fx_call_name[] = { "futex", "futex2", "futex2-numa" };
+#define FX_FLAGS(call) (FX_F2 | ((call) == FX_NUMA ? FUTEX2_NUMA : 0))
 #define FX_ANY 0xffffffffu
 
 #define FX_MAX_LIST 16
@@ -80,26 +85,28 @@ typedef struct {
     uint32_t node;
 } fx_pair_t;
 
-static long fx_wait(_Atomic uint32_t *w, uint32_t val, int numa)
+static long fx_wait(_Atomic uint32_t *w, uint32_t val, int call)
 {
-    if (numa)
-        return syscall(SYS_futex_wait, w, (unsigned long)val, (unsigned long)FX_ANY, FX_F2, NULL, CLOCK_MONOTONIC);
+    if (call)
+        return syscall(SYS_futex_wait, w, (unsigned long)val, (unsigned long)FX_ANY, FX_FLAGS(call), NULL,
+                       CLOCK_MONOTONIC);
     return syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
 }
 
-static long fx_wake(_Atomic uint32_t *w, int n, int numa)
+static long fx_wake(_Atomic uint32_t *w, int n, int call)
 {
-    long r = numa ? syscall(SYS_futex_wake, w, (unsigned long)FX_ANY, n, FX_F2)
+    long r = call ? syscall(SYS_futex_wake, w, (unsigned long)FX_ANY, n, FX_FLAGS(call))
                   : syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
     return r > 0 ? r : 0;
 }
 
 /* move up to n sleepers of `from` (holding val) to `to`: how many moved */
-static long fx_requeue(_Atomic uint32_t *from, _Atomic uint32_t *to, int n, uint32_t val, int numa)
+static long fx_requeue(_Atomic uint32_t *from, _Atomic uint32_t *to, int n, uint32_t val, int call)
 {
     long r;
-    if (numa) {
-        struct futex_waitv v[2] = { { val, (uintptr_t)from, FX_F2, 0 }, { 0, (uintptr_t)to, FX_F2, 0 } };
+    if (call) {
+        struct futex_waitv v[2] = { { val, (uintptr_t)from, FX_FLAGS(call), 0 },
+                                    { 0, (uintptr_t)to, FX_FLAGS(call), 0 } };
         r = syscall(SYS_futex_requeue, v, 0u, 0, n);
     } else {
         r = syscall(SYS_futex, from, FUTEX_CMP_REQUEUE_PRIVATE, 0, (long)n, to, val);
@@ -109,7 +116,7 @@ static long fx_requeue(_Atomic uint32_t *from, _Atomic uint32_t *to, int n, uint
 
 /* ---- a configuration, its child process, its rounds --------------------------- */
 typedef struct {
-    int threads, futexes, hash, numa; /* hash: -1 the kernel's default, 0 global, N slots */
+    int threads, futexes, hash, call; /* hash: -1 the kernel's default, 0 global, N slots */
 } fx_conf_t;
 
 /* what a child reports (shared memory) */
@@ -198,7 +205,7 @@ static char fx_state(pid_t tid)
 
 typedef struct {
     _Atomic uint32_t *word;
-    int numa, n;
+    int call, n;
     _Atomic int phase, arrived, left;
     _Atomic pid_t tid[FX_MAX_THREADS];
 } fx_sleepers_t;
@@ -224,7 +231,7 @@ static void *fx_sleeper(void *p)
             return NULL;
         seen = ph;
         atomic_fetch_add(&s->arrived, 1);
-        while (fx_wait(s->word, 0, s->numa) && errno == EINTR)
+        while (fx_wait(s->word, 0, s->call) && errno == EINTR)
             ;
         atomic_fetch_add(&s->left, 1);
     }
@@ -274,7 +281,7 @@ typedef struct {
 static void *fx_hasher(void *p)
 {
     fx_hasher_t *h = p;
-    int F = h->f->futexes, numa = h->f->numa;
+    int F = h->f->futexes, numa = h->f->call == FX_NUMA, call = h->f->call;
     fx_pin(h->i);
     fx_pair_t *pair = numa ? aligned_alloc(64, ((size_t)F * sizeof *pair + 63) / 64 * 64) : NULL;
     _Atomic uint32_t *word = numa ? NULL : aligned_alloc(64, ((size_t)F * 4 + 63) / 64 * 64);
@@ -288,7 +295,7 @@ static void *fx_hasher(void *p)
     uint64_t n = 0;
     while (!atomic_load_explicit(h->stop, memory_order_relaxed)) {
         for (int i = 0; i < F; i++) {
-            fx_wait(numa ? &pair[i].v : &word[i], 1234, numa); /* EAGAIN: the value differs */
+            fx_wait(numa ? &pair[i].v : &word[i], 1234, call); /* EAGAIN: the value differs */
             if ((++n & 255) == 0) {
                 atomic_store_explicit(&h->ops, n, memory_order_relaxed);
                 if (atomic_load_explicit(h->stop, memory_order_relaxed))
@@ -347,7 +354,7 @@ static int fx_sleepers_measure(const fx_work_t *wk, const fx_conf_t *f, fx_out_t
     static fx_sleeper_arg_t args[FX_MAX_THREADS];
     memset(&s, 0, sizeof s);
     s.word = &w[0].v;
-    s.numa = f->numa;
+    s.call = f->call;
     s.n = f->threads;
     if (fx_start(&s, th, args, o))
         return fx_stop(&s, th), -1;
@@ -368,7 +375,7 @@ static double fx_wake_cycle(const fx_work_t *wk, fx_sleepers_t *s, fx_pair_t *w)
 {
     uint64_t t0 = nl_clock_ns();
     for (int woken = 0; woken < s->n;)
-        woken += (int)fx_wake(&w[0].v, wk->nwakes, s->numa);
+        woken += (int)fx_wake(&w[0].v, wk->nwakes, s->call);
     return (double)(nl_clock_ns() - t0) / 1e6;
 }
 
@@ -378,10 +385,10 @@ static double fx_requeue_cycle(const fx_work_t *wk, fx_sleepers_t *s, fx_pair_t 
 {
     uint64_t t0 = nl_clock_ns();
     for (int moved = 0; moved < s->n;)
-        moved += (int)fx_requeue(&w[0].v, &w[1].v, wk->nwakes, 0, s->numa);
+        moved += (int)fx_requeue(&w[0].v, &w[1].v, wk->nwakes, 0, s->call);
     double ms = (double)(nl_clock_ns() - t0) / 1e6;
     for (int woken = 0; woken < s->n;)
-        woken += (int)fx_wake(&w[1].v, s->n, s->numa);
+        woken += (int)fx_wake(&w[1].v, s->n, s->call);
     return ms;
 }
 
@@ -401,7 +408,7 @@ static void *fx_waker(void *p)
     while (!atomic_load(k->go))
         ;
     uint64_t t0 = nl_clock_ns();
-    k->woken = fx_wake(k->s->word, k->share, k->s->numa);
+    k->woken = fx_wake(k->s->word, k->share, k->s->call);
     k->us = (double)(nl_clock_ns() - t0) / 1e3;
     return NULL;
 }
@@ -425,7 +432,7 @@ static double fx_parallel_cycle(const fx_work_t *wk, fx_sleepers_t *s, fx_pair_t
         woken += k[i].woken;
     }
     while (woken < s->n) /* what the shares left (a share rounded down) */
-        woken += fx_wake(&w[0].v, s->n, s->numa);
+        woken += fx_wake(&w[0].v, s->n, s->call);
     return created ? sum / created : NAN;
 }
 
@@ -446,7 +453,7 @@ static int fx_requeue_measure(const fx_work_t *wk, const fx_conf_t *f, fx_out_t 
 typedef struct {
     int futexes[FX_MAX_LIST], nfutexes;
     int hash[FX_MAX_LIST], nhash;
-    int numa[2], nnuma;
+    int call[FX_MAX_LIST], ncall;
     int repeat;
 } fx_axes_t;
 
@@ -488,10 +495,12 @@ static int fx_hash_item(const char *s, int *out)
         return *out = 0, 0;
     return fx_int(s, 2, 1 << 20, out) || (*out & (*out - 1)) ? -1 : 0;
 }
-static int fx_numa_item(const char *s, int *out)
+static int fx_call_item(const char *s, int *out)
 {
-    *out = !strcmp(s, "on");
-    return *out || !strcmp(s, "off") ? 0 : -1;
+    for (*out = 0; *out < 3; ++*out)
+        if (!strcmp(s, fx_call_name[*out]))
+            return 0;
+    return -1;
 }
 
 /* Does this kernel have what the axes ask for? 0, or EINVAL with a sentence. */
@@ -504,13 +513,13 @@ static int fx_kernel_check(bench_ctx_t *c, const fx_axes_t *a)
                      bench_opt(c, "hash"), strerror(errno));
             return EINVAL;
         }
-    for (int i = 0; i < a->nnuma; i++)
-        if (a->numa[i]) {
+    for (int i = 0; i < a->ncall; i++)
+        if (a->call[i]) {
             fx_pair_t p = { 0, 0 };
-            if (fx_wait(&p.v, 1, 1) == 0 || errno != EAGAIN) {
-                snprintf(c->err, sizeof c->err,
-                         "--numa on: this kernel does not take futex_wait with FUTEX2_NUMA (%s); valid here: off",
-                         strerror(errno));
+            if (fx_wait(&p.v, 1, a->call[i]) == 0 || errno != EAGAIN) {
+                snprintf(c->err, sizeof c->err, "--call %s: this kernel does not take it (futex_wait: %s); valid "
+                         "here: futex%s", fx_call_name[a->call[i]], strerror(errno), a->call[i] == FX_NUMA &&
+                         fx_wait(&p.v, 1, FX_FUTEX2) && errno == EAGAIN ? ", futex2" : "");
                 return EINVAL;
             }
         }
@@ -524,7 +533,7 @@ static int fx_axes(bench_ctx_t *c, fx_axes_t *a, int with_futexes)
          (a->nfutexes = fx_list(c, "futexes", a->futexes, fx_futexes_item, "futexes per thread, 1 to 1048576, "
                                                                             "comma-separated")) < 0) ||
         (a->nhash = fx_list(c, "hash", a->hash, fx_hash_item, pow2)) < 0 ||
-        (a->nnuma = fx_list(c, "numa", a->numa, fx_numa_item, "off, on (comma-separated)")) < 0)
+        (a->ncall = fx_list(c, "call", a->call, fx_call_item, "futex, futex2, futex2-numa (comma-separated)")) < 0)
         return EINVAL;
     if (!with_futexes)
         a->futexes[0] = 1, a->nfutexes = 1;
@@ -573,10 +582,10 @@ static int fx_record(bench_ctx_t *c, const fx_work_t *wk, const fx_conf_t *f, co
     for (int i = 0, off = 0; i < a->repeat; i++)
         off += snprintf(list + off, sizeof list - (size_t)off, "%s%.6g", i ? ", " : "", rounds[i].value);
     size_t off = (size_t)snprintf(r->extra, sizeof r->extra,
-                                  "\"hash\": \"%s\", \"slots\": %d, \"numa\": %s, \"call\": \"%s\", \"metric\": \"%s\", "
+                                  "\"hash\": \"%s\", \"slots\": %d, \"call\": \"%s\", \"metric\": \"%s\", "
                                   "\"median\": %.6g, \"min\": %.6g, \"max\": %.6g, \"rounds\": [%s]",
-                                  hash, rounds[mr].slots, f->numa ? "true" : "false",
-                                  f->numa ? "futex2+numa" : "futex", wk->what, med, v[0], v[a->repeat - 1], list);
+                                  hash, rounds[mr].slots, fx_call_name[f->call], wk->what, med, v[0],
+                                  v[a->repeat - 1], list);
     if (wk->measure == fx_hash_measure) {
         r->per_thread_ops = calloc((size_t)f->threads, sizeof(uint64_t));
         double mean = med / f->threads, var = 0;
@@ -604,7 +613,7 @@ static int fx_record(bench_ctx_t *c, const fx_work_t *wk, const fx_conf_t *f, co
 /* every configuration, rounds interleaved: round k of each before round k+1 */
 static int fx_sweep(bench_ctx_t *c, const fx_work_t *wk, const fx_axes_t *a)
 {
-    size_t nconf = c->nthreads * (size_t)(a->nfutexes * a->nhash * a->nnuma);
+    size_t nconf = c->nthreads * (size_t)(a->nfutexes * a->nhash * a->ncall);
     fx_conf_t *conf = calloc(nconf, sizeof *conf);
     fx_out_t *res = calloc(nconf * (size_t)a->repeat, sizeof *res);
     fx_out_t *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -618,8 +627,8 @@ static int fx_sweep(bench_ctx_t *c, const fx_work_t *wk, const fx_axes_t *a)
     for (size_t t = 0; t < c->nthreads; t++)
         for (int fu = 0; fu < a->nfutexes; fu++)
             for (int h = 0; h < a->nhash; h++)
-                for (int nu = 0; nu < a->nnuma; nu++)
-                    conf[k++] = (fx_conf_t){ c->threads[t], a->futexes[fu], a->hash[h], a->numa[nu] };
+                for (int ca = 0; ca < a->ncall; ca++)
+                    conf[k++] = (fx_conf_t){ c->threads[t], a->futexes[fu], a->hash[h], a->call[ca] };
     for (int round = 0; round < a->repeat && !rc; round++)
         for (k = 0; k < nconf && !rc; k++)
             if (!(rc = fx_round(c, wk, &conf[k], shared)))
@@ -716,7 +725,7 @@ static int fx_parallel_run(bench_ctx_t *c)
 /* ---- the workloads ---------------------------------------------------------------- */
 #define FX_AXES_OPTS                                                                                        \
     { "hash", "default", "the private futex hash: default, global, or N slots (a power of two), comma-separated" }, \
-    { "numa", "off", "off: the classic futex call; on: futex2 with FUTEX2_NUMA, two-word futexes; comma-separated" }, \
+    { "call", "futex", "futex (the classic call), futex2, futex2-numa (FUTEX2_NUMA, two-word futexes); comma-separated" }, \
     { "repeat", "5", "rounds, each configuration in a process of its own, median kept" }
 
 static const bench_opt_t fx_hash_opts[] = {
@@ -737,7 +746,7 @@ static const bench_opt_t fx_parallel_opts[] = {
     FX_AXES_OPTS,
     { NULL, NULL, NULL },
 };
-static const char *const fx_text_opts[] = { "futexes", "hash", "numa", NULL };
+static const char *const fx_text_opts[] = { "futexes", "hash", "call", NULL };
 
 const bench_workload_t bench_futex_hash = {
     .name = "futex-hash",

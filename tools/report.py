@@ -1086,8 +1086,9 @@ def section_futex(grp: Group, directory: Path, written: list[Path]) -> list[str]
              f"perf bench futex's experiment (bench/futex.c): {FUTEX_METRICS.get(metric, metric)}, the median of "
              "the rounds with their range, each round in a process of its own. **hash**: the process's private "
              "futex hash (default: the kernel's choice, its slots in brackets; global: the system's table); "
-             "**call** futex2+numa: FUTEX2_NUMA futexes, which live in their node's part of the global table "
-             "whatever the private hash.", ""]
+             "**call**: futex, the classic call; futex2, futex_wait/futex_wake on the same words; futex2-numa, "
+             "FUTEX2_NUMA futexes, which live in their node's part of the global table whatever the private "
+             "hash.", ""]
     path = directory / f"{slug(grp.workload)}_{slug(grp.topology)}.png"
     plot_futex(grp, path, metric)
     written.append(path)
