@@ -1,11 +1,11 @@
 /* Unit tests of the waiting design (src/wait/wait.h): the early wake of a
  * parked waiter, the gate while overloaded and the order in which it lets
- * passive waiters in, the process's CPU budget (affinity and cgroup files),
+ * passive waiters in, the node stays weighed by received CPU time, the process's CPU budget (affinity and cgroup files),
  * the load levels, and statistics that count contention without changing
  * the acquisition path, for every registered lock. No test asserts on time:
  * a broken wake-up hangs, and the watchdog (alarm) fails the test.
  *
- *   test_wait [nudge|gate|fifo|fork|budget|level|stats|elsewhere|all]   exit 0 = pass
+ *   test_wait [nudge|gate|fifo|fork|budget|level|stats|elsewhere|received|all]   exit 0 = pass
  *   test_wait --broken-nudge                must fail: a nudge that turns the
  *                                           word back to WAITING without a
  *                                           futex wake leaves the waiter asleep
@@ -564,6 +564,81 @@ static void test_stats(void)
     }
 }
 
+/* ---- received: the gate's node stays weigh the CPU time each thread
+ * received while let in. While node 0's head waits for a held lock, node 1's
+ * head takes the preference when node 0's threads received NL_GATE_LEAD_NS
+ * more than it did, and not when they received as much ------------------ */
+static nl_mcs_t rmcs;
+static uint64_t r_vt[2];
+
+static void *recv_acquirer(void *p)
+{
+    int who = (int)(intptr_t)p; /* its node, too */
+    nl_thread_set_node(who);
+    nl_gate_set_received(&rmcs, r_vt[who]);
+    nl_mcs_acquire(&rmcs);
+    nl_mcs_release(&rmcs);
+    return NULL;
+}
+
+static uint32_t rmcs_passive(void) { return atomic_load(&nl_gate_passive[nl_gate_bucket(&rmcs)]); }
+
+/* B (node 0) waits at the gate, its FIFO preferred; C (node 1) arrives. True
+ * when C took the preference while B waited (`wait_ms` at most, 0: until it
+ * does; the watchdog ends a test in which it never does). */
+static bool recv_once(uint64_t vt_b, uint64_t vt_c, int wait_ms)
+{
+    r_vt[0] = vt_b;
+    r_vt[1] = vt_c;
+    nl_mcs_acquire(&rmcs);
+    pthread_t t[2];
+    /* C alone first, so that node 1 is preferred and the move to node 0
+     * below starts a stay (the bucket's first preference has none) */
+    pthread_create(&t[1], NULL, recv_acquirer, (void *)(intptr_t)1);
+    while (nl_gate_preferred(&rmcs) != 1)
+        sleep_ms(1);
+    nl_mcs_release(&rmcs);
+    pthread_join(t[1], NULL);
+    nl_mcs_acquire(&rmcs);
+    pthread_create(&t[0], NULL, recv_acquirer, (void *)(intptr_t)0);
+    while (rmcs_passive() < 1 || nl_gate_preferred(&rmcs) != 0)
+        sleep_ms(1);
+    pthread_create(&t[1], NULL, recv_acquirer, (void *)(intptr_t)1);
+    while (rmcs_passive() < 2)
+        sleep_ms(1);
+    for (int ms = 0; nl_gate_preferred(&rmcs) == 0 && (!wait_ms || ms < wait_ms); ms++)
+        sleep_ms(1);
+    bool took = nl_gate_preferred(&rmcs) == 1;
+    nl_mcs_release(&rmcs);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    return took;
+}
+
+static void test_received(void)
+{
+    char err[128];
+    CHECK(nl_topology_set("virtual:2", err, sizeof err) == 0, "virtual:2: %s", err);
+    CHECK(nl_wait_set_policy("adaptive", err, sizeof err) == 0, "adaptive: %s", err);
+    force_load(1000);
+    nl_thread_set_node(0);
+    /* B stays at the gate, and the preference with node 0, for as long as the
+     * test takes unless received time moves it (turns and stays otherwise end
+     * after 4 ms and 100 ms) */
+    uint32_t force = nl_gate_force_turns;
+    uint64_t stay = nl_gate_stay_ns;
+    nl_gate_force_turns = 10000;
+    nl_gate_stay_ns = 60000000000ull;
+    /* as much: C's head looks every 2 ms; 20 of its looks leave node 0 preferred */
+    CHECK(!recv_once(50000000ull, 50000000ull, 40), "node 1 took the preference from a node that received as much");
+    /* node 0 received 50 ms more */
+    CHECK(recv_once(100000000ull, 50000000ull, 0), "node 1 did not take the preference");
+    CHECK(atomic_load(&nl_gate_waiters) == 0, "%u passive waiters left behind", atomic_load(&nl_gate_waiters));
+    nl_gate_force_turns = force;
+    nl_gate_stay_ns = stay;
+    nl_thread_set_node(-1);
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "all";
@@ -591,6 +666,8 @@ int main(int argc, char **argv)
             test_stats();
         if (all || !strcmp(what, "elsewhere"))
             test_elsewhere();
+        if (all || !strcmp(what, "received"))
+            test_received();
     }
     printf("test_wait %s: %d checks, %d failures\n", what, checks, failures);
     return failures ? 1 : 0;

@@ -27,9 +27,19 @@
  *    it queues on the lock however taken. The thread that kept the lock
  *    meanwhile finds it taken at its next acquisition and waits at the
  *    gate, behind the others;
- *  - the preference moves to another FIFO's head when the preferred FIFO is
- *    empty or has been preferred for NL_GATE_STAY_NS, so every node's
- *    waiters get in, and most hand-overs stay on one node;
+ *  - node stays are weighed in received time: each thread's `vt` is the CPU
+ *    time it received while let in (from leaving the gate to its next
+ *    arrival). The preference moves to another FIFO's head when the
+ *    preferred node leads it by NL_GATE_LEAD_NS of vt (its FIFO's head's vt;
+ *    when that FIFO is empty, the running entrant's), when the preferred
+ *    FIFO is empty and the lock free or the entrant unknown, or after
+ *    NL_GATE_STAY_NS of wall time. So every node's waiters get in, a node
+ *    whose threads got less CPU (a busy program beside them) stays
+ *    preferred until they caught up, and most hand-overs stay on one node.
+ *    (Turns weighed the same way measured less fair, not kept.) A thread new
+ *    at a bucket (its first wait, or back from another lock's) starts
+ *    within NL_GATE_REACH_NS of the bucket's vt (the last entrant's), so it
+ *    gains or loses at most that; at its own bucket its account is whole;
  *  - every head leaves at once when the overload is over;
  *  - a bucket holds the waiters of one lock at a time (`owner`: the lock
  *    and its members, from the ticket to nl_gate_leave); an arrival for
@@ -64,6 +74,12 @@
  * however taken (a lock that is never seen free). */
 #define NL_GATE_TURN_NS 1000000ull      /* 1 ms */
 #define NL_GATE_FORCE 4u
+/* Received time: how far the preferred node's threads may lead another
+ * node's head before the preference moves there (a node of n threads stays
+ * about 2n leads of CPU), and how far a new thread's account may be from the
+ * bucket's. */
+#define NL_GATE_LEAD_NS 4000000ull      /* 4 ms */
+#define NL_GATE_REACH_NS 8000000ull     /* 8 ms */
 /* How long one node's FIFO is preferred while another node's waits: many
  * turns, so that most hand-overs stay on a node (GCR-NUMA). */
 #define NL_GATE_STAY_NS 100000000ull    /* 100 ms */
@@ -80,6 +96,7 @@ typedef struct {
     _Atomic uint32_t next;                /* tickets handed out          */
     _Atomic uint32_t serving;             /* the head's ticket           */
     _Atomic uint32_t slot[NL_GATE_SLOTS]; /* futex words behind the head */
+    _Atomic uint64_t head_vt;             /* the head's received time    */
 } gate_fifo_t;
 
 typedef struct {
@@ -89,7 +106,22 @@ typedef struct {
     _Atomic uint64_t since;  /* when it became preferred (ns) */
     _Atomic int32_t entrant; /* thread id of the last thread that entered from here */
     _Atomic uint64_t owner;  /* the lock whose waiters are here (its address, 48 bits) << 16 | their number */
+    /* the last entrant: its vt when let in, vt - its CPU clock then (its vt
+     * now: base + its clock now), its clock (0: none, or it came back) */
+    _Atomic uint64_t ent_vt, ent_base;
+    _Atomic int32_t ent_clk;
 } gate_bucket_t;
+
+/* A thread's received time (see the invariants): vt, its CPU clock when it
+ * was let in (`in`: since then it has not come back), the bucket it entered. */
+typedef struct {
+    uint64_t vt, cpu_in;
+    gate_bucket_t *b;
+    int32_t clk;
+    bool in, known;
+} gate_self_t;
+static NL_TLS gate_self_t my;
+static inline bool clk_ok(int32_t c) { return c != 0 && c != -1; }
 
 static gate_bucket_t gate[NL_GATE_BUCKETS];
 _Atomic uint32_t nl_gate_passive[NL_GATE_BUCKETS];
@@ -127,6 +159,16 @@ static inline bool owned_by(gate_bucket_t *b, const void *lock)
 /* knobs.h: a lock's bucket, and whether any thread waits passively there */
 uint32_t nl_gate_bucket(const void *lock) { return bucket_index(lock); }
 
+void nl_gate_set_received(const void *lock, uint64_t ns)
+{
+    my = (gate_self_t){ .vt = ns, .b = bucket_of(lock), .clk = nl_machine_thread_clock(), .known = true };
+}
+
+uint32_t nl_gate_preferred(const void *lock)
+{
+    return atomic_load_explicit(&bucket_of(lock)->pref, memory_order_relaxed) % NL_GATE_QUEUES;
+}
+
 bool nl_gate_crowded(const void *lock)
 {
     return atomic_load_explicit(&nl_gate_passive[bucket_index(lock)], memory_order_relaxed) != 0;
@@ -163,6 +205,115 @@ static void prefer(gate_bucket_t *b, uint32_t from, uint32_t to, uint64_t now)
     }
 }
 
+/* The entrant's vt now (false: unknown: none, it came back, or it left). */
+static bool entrant(gate_bucket_t *b, uint64_t *vt)
+{
+    int32_t c = atomic_load_explicit(&b->ent_clk, memory_order_acquire);
+    if (!clk_ok(c))
+        return false;
+    uint64_t base = atomic_load_explicit(&b->ent_base, memory_order_relaxed);
+    uint64_t cpu = nl_machine_thread_cpu_ns(c);
+    if (!cpu || atomic_load_explicit(&b->ent_clk, memory_order_acquire) != c)
+        return false; /* a new entrant meanwhile: look again later */
+    *vt = base + cpu;
+    return true;
+}
+
+/* An arrival: add the CPU time received since we were let in, give up the
+ * entrant's place; a thread new here (its first wait, or back from another
+ * lock's bucket) starts within reach of the bucket's account. */
+static void account(gate_bucket_t *b)
+{
+    bool fresh = !my.known || my.b != b;
+    if (!my.known) {
+        my.clk = nl_machine_thread_clock();
+        my.known = true;
+    }
+    if (my.in) {
+        uint64_t c = clk_ok(my.clk) ? nl_machine_thread_cpu_ns(my.clk) : 0;
+        if (c > my.cpu_in && my.cpu_in)
+            my.vt += c - my.cpu_in;
+        my.in = false;
+        int32_t mine = my.clk;
+        if (clk_ok(mine))
+            atomic_compare_exchange_strong_explicit(&my.b->ent_clk, &mine, 0, memory_order_relaxed,
+                                                    memory_order_relaxed);
+    }
+    if (!fresh)
+        return;
+    uint64_t at = atomic_load_explicit(&b->ent_vt, memory_order_relaxed);
+    if (at > NL_GATE_REACH_NS && my.vt < at - NL_GATE_REACH_NS)
+        my.vt = at - NL_GATE_REACH_NS;
+    else if (my.vt > at + NL_GATE_REACH_NS)
+        my.vt = at + NL_GATE_REACH_NS;
+}
+
+/* We enter: the entrant now (its clock last, so a reader that sees it sees
+ * the rest) */
+static void admit(gate_bucket_t *b)
+{
+    uint64_t c = clk_ok(my.clk) ? nl_machine_thread_cpu_ns(my.clk) : 0;
+    my.cpu_in = c;
+    my.in = true;
+    my.b = b;
+    atomic_store_explicit(&b->ent_clk, 0, memory_order_relaxed);
+    atomic_store_explicit(&b->ent_vt, my.vt, memory_order_relaxed);
+    atomic_store_explicit(&b->ent_base, my.vt - c, memory_order_relaxed);
+    if (c)
+        atomic_store_explicit(&b->ent_clk, my.clk, memory_order_release);
+}
+
+/* May the head of FIFO `me` take the preference from FIFO p? */
+static bool may_prefer(gate_bucket_t *b, uint32_t p, uint64_t now, const void *lock, nl_busy_fn busy)
+{
+    if (now - atomic_load_explicit(&b->since, memory_order_relaxed) >= nl_gate_stay_ns)
+        return true; /* every node gets in */
+    gate_fifo_t *pf = &b->q[p % NL_GATE_QUEUES];
+    if (!fifo_empty(pf)) /* its head has received LEAD more than we have */
+        return atomic_load_explicit(&pf->head_vt, memory_order_relaxed) >= my.vt + NL_GATE_LEAD_NS;
+    /* none of the preferred node waits here: its threads run, or are gone */
+    uint64_t vt;
+    if ((busy && !busy(lock)) || !entrant(b, &vt))
+        return true;
+    return vt >= my.vt + NL_GATE_LEAD_NS;
+}
+
+/* The head of FIFO `me`. Preferred: wait for a free lock, the end of the
+ * overload or our turn. Not preferred: wait for the preference. */
+static void head_wait(nl_waiter_t *w, gate_bucket_t *b, uint32_t me, const void *lock, nl_busy_fn busy)
+{
+    nl_wait_counts_t *wc = &w->self->wc;
+    atomic_store_explicit(&b->q[me].head_vt, my.vt, memory_order_relaxed);
+    uint64_t start = nl_machine_ns(), nap = NL_GATE_NAP_MIN_NS;
+    bool napped = false; /* a head preempted past its turns still naps once */
+    for (;;) {
+        if (!nl_overloaded())
+            return;
+        uint32_t k = atomic_load_explicit(&b->nap, memory_order_relaxed);
+        uint32_t p = atomic_load_explicit(&b->pref, memory_order_relaxed);
+        uint64_t now = nl_machine_ns();
+        if (p != me) {
+            if (may_prefer(b, p, now, lock, busy)) {
+                prefer(b, p, me, now);
+                start = now;
+                nap = NL_GATE_NAP_MIN_NS;
+                continue;
+            }
+            wc->gate_parks++;
+            nl_futex_wait_ns(&b->nap, k, NL_GATE_IDLE_NAP_NS);
+            continue;
+        }
+        if ((busy && !busy(lock)) || (napped && now - start >= nl_gate_force_turns * NL_GATE_TURN_NS))
+            return;
+        wc->gate_parks++;
+        napped = true;
+        nl_futex_wait_ns(&b->nap, k, nap);
+        /* past our turn, look often: the holder's next release lets us in */
+        nap = now - start >= NL_GATE_TURN_NS ? NL_GATE_NAP_MIN_NS
+            : nap * 2 > NL_GATE_NAP_MAX_NS ? NL_GATE_NAP_MAX_NS : nap * 2;
+    }
+}
+
 void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
 {
     if (!nl_overloaded())
@@ -170,6 +321,7 @@ void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
     gate_bucket_t *b = bucket_of(lock);
     if (!owner_join(b, lock))
         return; /* another lock's waiters: queue on ours */
+    account(b);
     uint32_t me = (uint32_t)nl_self_node(w->self) % NL_GATE_QUEUES;
     gate_fifo_t *f = &b->q[me];
     nl_wait_counts_t *wc = &w->self->wc;
@@ -194,43 +346,12 @@ void nl_gate_wait(nl_waiter_t *w, const void *lock, nl_busy_fn busy)
         wc->gate_parks++;
         nl_futex_wait(slot, seq);
     }
-    /* the head of our FIFO. Preferred: wait for a free lock, the end of the
-     * overload or our turn. Not preferred: wait for the preference, which
-     * moves to us when the preferred FIFO is empty or has had it for
-     * NL_GATE_STAY_NS. */
-    uint64_t start = nl_machine_ns(), nap = NL_GATE_NAP_MIN_NS;
-    bool napped = false; /* a head preempted past its turns still naps once */
-    for (;;) {
-        if (!nl_overloaded())
-            break;
-        uint32_t k = atomic_load_explicit(&b->nap, memory_order_relaxed);
-        uint32_t p = atomic_load_explicit(&b->pref, memory_order_relaxed);
-        uint64_t now = nl_machine_ns();
-        if (p != me) {
-            if (fifo_empty(&b->q[p % NL_GATE_QUEUES]) ||
-                now - atomic_load_explicit(&b->since, memory_order_relaxed) >= nl_gate_stay_ns) {
-                prefer(b, p, me, now);
-                start = now;
-                nap = NL_GATE_NAP_MIN_NS;
-                continue;
-            }
-            wc->gate_parks++;
-            nl_futex_wait_ns(&b->nap, k, NL_GATE_IDLE_NAP_NS);
-            continue;
-        }
-        if ((busy && !busy(lock)) || (napped && now - start >= nl_gate_force_turns * NL_GATE_TURN_NS))
-            break;
-        wc->gate_parks++;
-        napped = true;
-        nl_futex_wait_ns(&b->nap, k, nap);
-        /* past our turn, look often: the holder's next release lets us in */
-        nap = now - start >= NL_GATE_TURN_NS ? NL_GATE_NAP_MIN_NS
-            : nap * 2 > NL_GATE_NAP_MAX_NS ? NL_GATE_NAP_MAX_NS : nap * 2;
-    }
+    head_wait(w, b, me, lock, busy);
     /* we enter: no longer passive, but the head until we hold the lock */
     atomic_fetch_sub_explicit(passive, 1, memory_order_relaxed);
     atomic_fetch_sub_explicit(&nl_gate_waiters, 1, memory_order_relaxed);
     atomic_store_explicit(&b->entrant, w->self->id, memory_order_relaxed);
+    admit(b);
     w->gate = f;
     w->ticket = t;
 }
@@ -266,12 +387,14 @@ static void gate_forget(void)
     for (uint32_t b = 0; b < NL_GATE_BUCKETS; b++) {
         atomic_store_explicit(&nl_gate_passive[b], 0, memory_order_relaxed);
         atomic_store_explicit(&gate[b].owner, 0, memory_order_relaxed);
+        atomic_store_explicit(&gate[b].ent_clk, 0, memory_order_relaxed);
         for (uint32_t q = 0; q < NL_GATE_QUEUES; q++)
             atomic_store_explicit(&gate[b].q[q].serving,
                                   atomic_load_explicit(&gate[b].q[q].next, memory_order_relaxed),
                                   memory_order_relaxed);
     }
     atomic_store_explicit(&nl_gate_waiters, 0, memory_order_relaxed);
+    my = (gate_self_t){ .vt = my.vt }; /* the child's thread has a clock of its own */
 }
 
 __attribute__((constructor)) static void gate_init(void) { pthread_atfork(NULL, NULL, gate_forget); }

@@ -26,6 +26,12 @@ NL_HIDDEN extern _Atomic uint32_t nl_gate_passive[NL_GATE_BUCKETS];
 NL_HIDDEN uint32_t nl_gate_bucket(const void *lock);
 NL_HIDDEN bool nl_gate_crowded(const void *lock);
 
+/* gate.c: set the calling thread's received time at a lock's bucket (the
+ * CPU time it got while let in, which weighs the gate's node stays) before
+ * it waits there; the FIFO a lock's bucket prefers now. */
+NL_HIDDEN void nl_gate_set_received(const void *lock, uint64_t ns);
+NL_HIDDEN uint32_t nl_gate_preferred(const void *lock);
+
 /* load.c: samples between two reads of the cgroup files (tests: 1). */
 NL_HIDDEN extern uint32_t nl_cgroup_every;
 
