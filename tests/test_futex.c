@@ -4,7 +4,7 @@
  * wake system call while nobody sleeps. No test asserts on time: a lost
  * wake-up hangs, and the watchdog (alarm) fails the test.
  *
- *   test_futex [calls|path|nowake|all]   exit 0 = pass
+ *   test_futex [calls|path|nowake|park|all]   exit 0 = pass
  *     calls   on each path: a wait whose value differs returns at once, a
  *             wake counts the sleepers it woke (0 with none), a sleeper on
  *             a plain and on a two-word futex wakes, the node half holds
@@ -13,7 +13,11 @@
  *     nowake  every lock of the registry but glibc's, runs under the spin
  *             and the adaptive policy on each path: in every run in which
  *             nobody parked (most locks must have some), no wake system
- *             call at all, and its statistics count no wake.
+ *             call at all, and its statistics count no wake;
+ *     park    every lock with waiters that park at once, on each path:
+ *             mutual exclusion, progress, and most locks did park (the
+ *             stress harness does the same through NUMALOCK_FUTEX; this runs
+ *             where the environment cannot be set, as in make numa-test).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -288,12 +292,80 @@ static void test_nowake(void)
     nl_futex_set_path("auto", NULL, 0);
 }
 
+/* ---- park ------------------------------------------------------------------- */
+/* Every lock with waiters that park at once (park:0:0), on each path: the
+ * critical sections exclude each other (a plain counter), every thread
+ * finishes (the watchdog), and the locks that can park did. */
+#define PARK_OPS 2000
+static volatile long pk_counter;
+static _Atomic int pk_inside;
+
+static void *pk_thread(void *arg)
+{
+    (void)arg;
+    pthread_barrier_wait(&nw_start);
+    for (int i = 0; i < PARK_OPS; i++) {
+        nl_lock_acquire(nw_lock);
+        if (atomic_fetch_add(&pk_inside, 1) != 0)
+            fprintf(stderr, "FAIL: %s: two threads inside\n", nw_ops->name), _exit(1);
+        long c = pk_counter;
+        sched_yield(); /* a section others wait through */
+        pk_counter = c + 1;
+        atomic_fetch_sub(&pk_inside, 1);
+        nl_lock_release(nw_lock);
+    }
+    return NULL;
+}
+
+static void test_park(void)
+{
+    const char *paths[2];
+    int n = npaths(paths);
+    char err[128];
+    CHECK(nl_wait_set_policy("park:0:0", err, sizeof err) == 0, "%s", err);
+    for (int p = 0; p < n; p++) {
+        CHECK(nl_futex_set_path(paths[p], err, sizeof err) == 0, "%s", err);
+        uint64_t parks = 0, wakes = 0;
+        int parked = 0, locks = 0;
+        for (size_t i = 0; i < nl_lock_count(); i++) {
+            const nl_lock_ops_t *ops = nl_lock_at(i);
+            if (ops->props & NL_PROP_FOREIGN)
+                continue;
+            nl_attr_t attr = { .stats = true };
+            nw_ops = ops;
+            nw_lock = nl_lock_create_ops(ops, &attr);
+            pk_counter = 0;
+            pthread_t t[4];
+            pthread_barrier_init(&nw_start, NULL, 4);
+            for (int k = 0; k < 4; k++)
+                pthread_create(&t[k], NULL, pk_thread, NULL);
+            for (int k = 0; k < 4; k++)
+                pthread_join(t[k], NULL);
+            pthread_barrier_destroy(&nw_start);
+            nl_stats_snapshot_t st;
+            nl_lock_stats(nw_lock, &st);
+            nl_lock_destroy(nw_lock);
+            CHECK(pk_counter == 4 * PARK_OPS, "%s: %ld sections counted, %d expected", ops->name, pk_counter,
+                  4 * PARK_OPS);
+            parks += st.parks;
+            wakes += st.wakes;
+            parked += st.parks > 0;
+            locks++;
+        }
+        CHECK(parked * 2 > locks, "path %s: only %d of %d locks parked", paths[p], parked, locks);
+        printf("park, path %s: %d locks, 4 threads x %d sections: %d locks parked, %llu parks, %llu wakes\n",
+               nl_futex_path_name(), locks, PARK_OPS, parked, (unsigned long long)parks, (unsigned long long)wakes);
+    }
+    nl_wait_set_policy("adaptive", NULL, 0);
+    nl_futex_set_path("auto", NULL, 0);
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "all";
     int all = !strcmp(what, "all");
-    if (!all && strcmp(what, "calls") && strcmp(what, "path") && strcmp(what, "nowake")) {
-        fprintf(stderr, "test_futex: unknown test '%s': valid choices are calls, path, nowake, all\n", what);
+    if (!all && strcmp(what, "calls") && strcmp(what, "path") && strcmp(what, "nowake") && strcmp(what, "park")) {
+        fprintf(stderr, "test_futex: unknown test '%s': valid choices are calls, path, nowake, park, all\n", what);
         return 2;
     }
     signal(SIGALRM, on_alarm);
@@ -304,6 +376,8 @@ int main(int argc, char **argv)
         test_calls();
     if (all || !strcmp(what, "nowake"))
         test_nowake();
+    if (all || !strcmp(what, "park"))
+        test_park();
     printf("%d checks, %d failures\n", checks, failures);
     return failures ? 1 : 0;
 }
