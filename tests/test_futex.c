@@ -253,6 +253,7 @@ static void test_nowake(void)
     for (int p = 0; p < n; p++) {
         CHECK(nl_futex_set_path(paths[p], err, sizeof err) == 0, "%s", err);
         int locks = 0, quiet = 0, runs = 0, untried = 0;
+        char failed[512] = "";
         uint64_t contended = 0, wakes = 0;
         for (size_t i = 0; i < nl_lock_count(); i++) {
             const nl_lock_ops_t *ops = nl_lock_at(i);
@@ -269,6 +270,9 @@ static void test_nowake(void)
                 mine++;
                 contended += st.contended;
                 wakes += sys + st.wakes;
+                if (sys || st.wakes || st.woken)
+                    snprintf(failed + strlen(failed), sizeof failed - strlen(failed), " %s(%s: %llu calls, %llu wakes)",
+                             ops->name, policies[k % 2], (unsigned long long)sys, (unsigned long long)st.wakes);
                 CHECK(sys == 0 && st.wakes == 0 && st.woken == 0,
                       "%s (%s, path %s): nobody slept, yet %llu wake system calls, %llu counted wakes, "
                       "%llu woken",
@@ -282,9 +286,9 @@ static void test_nowake(void)
             locks++;
         }
         printf("nowake, path %s: %d locks, 2 threads x %d operations, spin and adaptive policies: %d of %d runs "
-               "without a sleeper, %llu contended acquisitions and %llu wakes in them\n",
+               "without a sleeper, %llu contended acquisitions and %llu wakes in them%s%s\n",
                nl_futex_path_name(), locks, NOWAKE_OPS, quiet, runs, (unsigned long long)contended,
-               (unsigned long long)wakes);
+               (unsigned long long)wakes, failed[0] ? ":" : "", failed);
         CHECK(untried * 2 < locks, "%d of %d locks had a sleeper in every run: the rule was hardly tried", untried,
               locks);
     }
