@@ -549,8 +549,18 @@ uint32_t nl_machine_cgroup_cpus(void)
 /* CPUs in the calling thread's affinity mask, 0 if unknown */
 uint32_t nl_machine_affinity_cpus(void)
 {
+    /* up to 1024 CPUs without malloc (a waiter may sample in a signal
+     * handler that interrupted malloc): 128 bytes on the stack */
+    cpu_set_t small;
+    CPU_ZERO(&small);
+    if (sched_getaffinity(0, sizeof small, &small) == 0) {
+        int n = CPU_COUNT(&small);
+        return n > 0 ? (uint32_t)n : 0;
+    }
+    if (errno != EINVAL)
+        return 0;
     int online = nl_machine_cpus_online();
-    for (int ncpu = online > 1024 ? online : 1024; ncpu <= (1 << 20); ncpu *= 2) {
+    for (int ncpu = online > 2048 ? online : 2048; ncpu <= (1 << 20); ncpu *= 2) {
         cpu_set_t *set = CPU_ALLOC((size_t)ncpu);
         if (!set)
             return 0;

@@ -12,7 +12,9 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include "numalock/numalock.h"
 #include "numalock/topology.h"
 #include "machine.h"
@@ -169,6 +171,30 @@ static inline bool nl_local_cas64(_Atomic uint64_t *p, uint64_t *expect, uint64_
     return atomic_compare_exchange_strong_explicit(p, expect, desired, memory_order_relaxed, memory_order_relaxed);
 #endif
 }
+
+/* nanosleep with cancellation disabled: a thread cancelled while it waits
+ * for a lock must not unwind from inside the lock's code. */
+static inline void nl_nap_uncancellable(const struct timespec *ts)
+{
+#if defined(NL_VERIFY)
+    (void)ts; /* the model checker's clock does not move: never reached */
+#elif defined(NL_SIM)
+    nanosleep(ts, NULL);
+#else
+    int cs;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
+    nanosleep(ts, NULL);
+    pthread_setcancelstate(cs, NULL);
+#endif
+}
+
+/* Zeroed memory kept for the process's life (never freed: a thread slot's
+ * node block, a lock's queue nodes that go round for ever), `size` bytes at
+ * a cache-line boundary, cut from mapped chunks with one atomic step, so a
+ * signal handler may allocate it whatever its thread was doing (malloc may
+ * not be called there); NULL without memory. (verify/wmm/env.c: from the
+ * model checker's allocator.) */
+NL_HIDDEN void *nl_forever_alloc(size_t size);
 
 /* No memory for something a lock cannot go on without: one line on stderr
  * ("numalock: no memory for WHAT; stopping"), then abort(). */

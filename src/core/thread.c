@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include "self.h"
@@ -157,6 +158,37 @@ nl_self_t *nl_self_create(void)
     pthread_setspecific(self_key, s);
     atomic_fetch_add_explicit(&live, 1, memory_order_relaxed);
     return s;
+}
+
+#define FOREVER_CHUNK (256u * 1024u)
+typedef struct forever_chunk {
+    _Alignas(NL_CACHELINE) _Atomic size_t used; /* bytes handed out, the header's line included */
+} forever_chunk_t;
+static _Atomic(forever_chunk_t *) forever_chunk;
+
+void *nl_forever_alloc(size_t size)
+{
+    size = (size + NL_CACHELINE - 1) / NL_CACHELINE * NL_CACHELINE;
+    if (size > FOREVER_CHUNK / 4) { /* large: a mapping of its own */
+        void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        return m == MAP_FAILED ? NULL : m;
+    }
+    for (;;) {
+        forever_chunk_t *c = atomic_load_explicit(&forever_chunk, memory_order_acquire);
+        if (c) {
+            size_t off = atomic_fetch_add_explicit(&c->used, size, memory_order_relaxed);
+            if (off + size <= FOREVER_CHUNK)
+                return (unsigned char *)c + off;
+        }
+        void *m = mmap(NULL, FOREVER_CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return NULL;
+        forever_chunk_t *n = m;
+        atomic_store_explicit(&n->used, NL_CACHELINE, memory_order_relaxed);
+        if (!atomic_compare_exchange_strong_explicit(&forever_chunk, &c, n, memory_order_acq_rel,
+                                                     memory_order_acquire))
+            munmap(m, FOREVER_CHUNK); /* another thread's chunk came first */
+    }
 }
 
 void nl_no_memory(const char *what)

@@ -160,8 +160,10 @@ static inline bool clh_push_below(clh_cache_t *c, nl_clh_node_t *n, uint32_t kee
 static _Atomic(clh_cache_t *) clh_caches[NL_MAX_THREADS];
 
 #ifndef NL_VERIFY
-/* Nodes in the library's data for when malloc fails, each taken once (a
- * node is never freed: it goes round like the others). */
+/* Nodes are never freed: cut from the library's mapped chunks
+ * (nl_forever_alloc: a signal handler may allocate one whatever its thread
+ * was doing); without a new mapping, 64 nodes in the library's data, each
+ * taken once. */
 #define CLH_RESERVE 64
 static nl_clh_node_t clh_reserve[CLH_RESERVE];
 static _Atomic uint32_t clh_reserve_next;
@@ -169,16 +171,13 @@ static _Atomic uint32_t clh_reserve_next;
 
 static nl_clh_node_t *clh_alloc(void)
 {
-    nl_clh_node_t *n = NULL;
-    if (posix_memalign((void **)&n, NL_CACHELINE, sizeof *n) || !n) {
+    nl_clh_node_t *n = nl_forever_alloc(sizeof *n);
 #ifndef NL_VERIFY
+    if (!n) {
         uint32_t i = atomic_fetch_add_explicit(&clh_reserve_next, 1, memory_order_relaxed);
-        return i < CLH_RESERVE ? &clh_reserve[i] : NULL;
-#else
-        return NULL;
-#endif
+        n = i < CLH_RESERVE ? &clh_reserve[i] : NULL;
     }
-    memset(n, 0, sizeof *n);
+#endif
     return n;
 }
 
@@ -249,10 +248,9 @@ static bool clh_spares_give(nl_clh_node_t *first, nl_clh_node_t *last)
  * the cache through the id's hand-over) */
 static __attribute__((noinline)) clh_cache_t *clh_cache_slow(int id)
 {
-    clh_cache_t *c = NULL;
-    if (posix_memalign((void **)&c, NL_CACHELINE, sizeof *c) || !c)
+    clh_cache_t *c = nl_forever_alloc(sizeof *c); /* zeroed; never freed (a slot keeps it) */
+    if (!c)
         return NULL;
-    memset(c, 0, sizeof *c);
     atomic_store_explicit(&clh_caches[id], c, memory_order_release);
     return c;
 }

@@ -191,10 +191,7 @@ cst_snode_t *nl_cst_snode_get(nl_cst_mutex_t *m, int node, size_t size)
                 if (++naps > 1000) /* a second without memory or a reserve snode */
                     nl_no_memory("the first per-node structure of a CST lock (the 16 in reserve are taken)");
                 struct timespec ts = { 0, 1000000 };
-                int cs; /* not a cancellation point inside a lock's wait */
-                pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
-                nanosleep(&ts, NULL);
-                pthread_setcancelstate(cs, NULL);
+                nl_nap_uncancellable(&ts); /* not a cancellation point inside a lock's wait */
                 continue;
             }
         }

@@ -144,7 +144,10 @@ static __attribute__((noinline)) void hem_lock_slow(nl_hemlock_t *l, nl_hemlock_
 void nl_hemlock_lock(nl_hemlock_t *l, nl_hemlock_elem_t *self)
 {
     nl_hemlock_elem_t *empty = NULL;
-    if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->tail, &empty, self, memory_order_acquire,
+    /* acq_rel: the element's first contents (its allocation) reach the
+     * successor that reads it through the tail (the same instruction as
+     * acquire on x86-64) */
+    if (NL_LIKELY(atomic_compare_exchange_strong_explicit(&l->tail, &empty, self, memory_order_acq_rel,
                                                           memory_order_relaxed)))
         return;
     hem_lock_slow(l, self);
@@ -153,7 +156,7 @@ void nl_hemlock_lock(nl_hemlock_t *l, nl_hemlock_elem_t *self)
 int nl_hemlock_trylock(nl_hemlock_t *l, nl_hemlock_elem_t *self)
 {
     nl_hemlock_elem_t *empty = NULL;
-    return atomic_compare_exchange_strong_explicit(&l->tail, &empty, self, memory_order_acquire,
+    return atomic_compare_exchange_strong_explicit(&l->tail, &empty, self, memory_order_acq_rel, /* as the lock's */
                                                    memory_order_relaxed)
                ? 0
                : EBUSY;
@@ -198,12 +201,11 @@ static _Atomic(hem_slot_elem_t *) hem_elems[NL_MAX_THREADS];
  * element through the id's hand-over) */
 static __attribute__((noinline)) nl_hemlock_elem_t *hem_elem_slow(int id)
 {
-    hem_slot_elem_t *b = NULL;
-    if (posix_memalign((void **)&b, NL_CACHELINE, sizeof *b) || !b) {
+    hem_slot_elem_t *b = nl_forever_alloc(sizeof *b); /* zeroed; never freed (a slot keeps it) */
+    if (!b) {
         atomic_store_explicit(&hem_elems[id], HEM_NO_ELEM, memory_order_relaxed);
         return NULL;
     }
-    memset(b, 0, sizeof *b);
     atomic_store_explicit(&hem_elems[id], b, memory_order_release);
     return &b->e;
 }

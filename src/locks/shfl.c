@@ -352,10 +352,7 @@ static inline void sh_head_pause(nl_waiter_t *w, uint32_t *pause, bool stealing,
                 ns = SH_NAP_MAX_NS;
             /* not a cancellation point inside a lock's wait */
             struct timespec ts = { 0, (long)ns };
-            int cs;
-            pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
-            nanosleep(&ts, NULL);
-            pthread_setcancelstate(cs, NULL);
+            nl_nap_uncancellable(&ts);
             return;
         }
     }

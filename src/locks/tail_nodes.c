@@ -9,10 +9,9 @@ _Atomic uint32_t nl_qs_max_nodes = NL_TAIL_NODES;
 /* only the thread holding `slot` gets here: no race on the slot */
 nl_tail_block_t *nl_tail_block_slow(int slot)
 {
-    nl_tail_block_t *b = NULL;
-    if (posix_memalign((void **)&b, NL_CACHELINE, sizeof *b) || !b)
+    nl_tail_block_t *b = nl_forever_alloc(sizeof *b); /* zeroed; a handler may be the first to queue */
+    if (!b)
         return NULL;
-    memset(b, 0, sizeof *b);
     /* unrolled: a model checker that bounds every loop (verify/wmm, qspinlock
      * and shfl) then bounds the waits it checks, not this set-up */
 #pragma GCC unroll 4

@@ -49,7 +49,10 @@ static void *hammer(void *p)
         pthread_mutex_lock(&mx);
         locked_section(me);
         pthread_mutex_unlock(&mx);
-        atomic_fetch_add_explicit(&rb_progress, 1, memory_order_relaxed);
+        /* a pause between sections: with an unfair lock (tas) and 2 CPUs
+         * the hammers would otherwise starve the re-locking waiters */
+        struct timespec ts = { 0, 20000 };
+        nanosleep(&ts, NULL);
     }
     return NULL;
 }

@@ -112,9 +112,30 @@ static void handle(int sig, void (*fn)(int), int restart, int also_block)
         rb_fail(1, "sigaction: %s", strerror(errno));
 }
 
+/* Before the storm, each thread takes every lock once: its record, a lock's
+ * structures for its node (cst) and for its slot (delegation) are
+ * allocated, with malloc, outside a handler (docs/ARCHITECTURE.md "Faults") */
+static pthread_barrier_t warmed;
+static void warm_up(void)
+{
+    void *all[1 + MAX_DEPTH + NG];
+    int n = 0;
+    all[n++] = M;
+    for (int k = 0; k < depth && H[k]; k++)
+        all[n++] = H[k];
+    for (int k = 0; k < NG && G[k]; k++)
+        all[n++] = G[k];
+    for (int i = 0; i < n; i++) {
+        ops->acquire(all[i]);
+        ops->release(all[i]);
+    }
+    pthread_barrier_wait(&warmed);
+}
+
 static void *worker(void *p)
 {
     me = (int)(intptr_t)p;
+    warm_up();
     uint64_t rng = 0x9E3779B97F4A7C15ull * (uint64_t)me;
     while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
         waiting = 1;
@@ -136,6 +157,7 @@ static void *worker(void *p)
 static void *holder(void *p)
 {
     me = (int)(intptr_t)p;
+    warm_up();
     while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
         ops->acquire(M);
         rb_enter(&gM, me, "lock M");
@@ -155,6 +177,7 @@ static void *holder(void *p)
 static void *nester(void *p)
 {
     me = (int)(intptr_t)p;
+    warm_up();
     while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
         int both = me % 2 == 0;
         if (both)
@@ -260,6 +283,7 @@ int main(int argc, char **argv)
     sigaddset(&s, SIGUSR1);
     sigaddset(&s, SIGUSR2);
     pthread_sigmask(SIG_BLOCK, &s, NULL);
+    pthread_barrier_init(&warmed, NULL, (unsigned)nthreads + 1);
     for (int t = 0; t < nthreads; t++) {
         void *(*fn)(void *) = m_nest ? nester : m_eintr && t == 0 ? holder : worker;
         pthread_sigmask(SIG_UNBLOCK, &s, NULL);
@@ -268,6 +292,7 @@ int main(int argc, char **argv)
         if (rc)
             rb_fail(1, "cannot create thread %d: %s", t, strerror(rc));
     }
+    pthread_barrier_wait(&warmed);
     if (m_nest) {
         struct timespec ts = { (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) };
         nanosleep(&ts, NULL);
