@@ -197,6 +197,11 @@ static int stopped_with_line(const outcome_t *o)
 static void mode_create(void)
 {
     int enomem = 0;
+    /* what is made once per process and per thread (the topology, this
+     * thread's record) before the count: the count then numbers the
+     * allocations of create itself, the same in every round */
+    nl_topology_current();
+    (void)nl_thread_id();
     for (long n = 0;; n++) {
         atomic_store(&rb_alloc_calls, 0);
         atomic_store(&rb_failed, 0);
