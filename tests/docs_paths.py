@@ -46,6 +46,15 @@ def tracked(root: Path) -> list[str]:
         return [str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
 
 
+def is_output(root: Path, path: str) -> bool:
+    """The path is one that git ignores: what a build writes, absent from a fresh clone."""
+    try:
+        return subprocess.run(["git", "check-ignore", "-q", "--no-index", path], cwd=root,
+                              capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
 def words_of(root: Path, files: list[str]) -> set[str]:
     """Every identifier in the sources (where a symbol may be defined or used)."""
     words: set[str] = set()
@@ -75,6 +84,8 @@ def check_file(md: Path, root: Path, tops: set[str], basenames: set[str], words:
             if first not in tops or PLACEHOLDER.search(path) or path in NOT_FILES or path.startswith(other) \
                     or "://" in line and f"//{path}" in line:
                 continue
+            if is_output(root, path):
+                continue  # a build's output (java/bench/target/): not there in a fresh clone
             checked += 1
             if not glob.glob(str(root / path)):
                 problems.append(f"{where}: no such file or folder: {path}")
