@@ -102,6 +102,7 @@ typedef struct {
 typedef struct {
     _Alignas(NL_CACHELINE) gate_fifo_t q[NL_GATE_QUEUES];
     _Atomic uint32_t nap;    /* futex word the heads nap on; bumped when the preference moves */
+    _Atomic uint32_t nappers; /* heads napping on it: a move wakes only when one does */
     _Atomic uint32_t pref;   /* the preferred FIFO */
     _Atomic uint64_t since;  /* when it became preferred (ns) */
     _Atomic int32_t entrant; /* thread id of the last thread that entered from here */
@@ -200,9 +201,22 @@ static void prefer(gate_bucket_t *b, uint32_t from, uint32_t to, uint64_t now)
     if (atomic_compare_exchange_strong_explicit(&b->pref, &from, to, memory_order_relaxed,
                                                 memory_order_relaxed)) {
         atomic_store_explicit(&b->since, now, memory_order_relaxed);
-        atomic_fetch_add_explicit(&b->nap, 1, memory_order_relaxed);
-        nl_futex_wake(&b->nap, INT_MAX);
+        /* Dekker with nap_on(): bump, then look for nappers; a napper counts
+         * itself, then the kernel compares the word. A napper we miss sees
+         * the new word and returns at once. */
+        atomic_fetch_add_explicit(&b->nap, 1, memory_order_seq_cst);
+        if (atomic_load_explicit(&b->nappers, memory_order_seq_cst))
+            nl_futex_wake(&b->nap, INT_MAX);
     }
+}
+
+/* A head's nap on the bucket's word (k: the word as it read it), counted so
+ * that a move with nobody napping makes no wake call. */
+static void nap_on(gate_bucket_t *b, uint32_t k, uint64_t ns)
+{
+    atomic_fetch_add_explicit(&b->nappers, 1, memory_order_seq_cst);
+    nl_futex_wait_ns(&b->nap, k, ns);
+    atomic_fetch_sub_explicit(&b->nappers, 1, memory_order_relaxed);
 }
 
 /* The entrant's vt now (false: unknown: none, it came back, or it left). */
@@ -300,14 +314,14 @@ static void head_wait(nl_waiter_t *w, gate_bucket_t *b, uint32_t me, const void 
                 continue;
             }
             wc->gate_parks++;
-            nl_futex_wait_ns(&b->nap, k, NL_GATE_IDLE_NAP_NS);
+            nap_on(b, k, NL_GATE_IDLE_NAP_NS);
             continue;
         }
         if ((busy && !busy(lock)) || (napped && now - start >= nl_gate_force_turns * NL_GATE_TURN_NS))
             return;
         wc->gate_parks++;
         napped = true;
-        nl_futex_wait_ns(&b->nap, k, nap);
+        nap_on(b, k, nap);
         /* past our turn, look often: the holder's next release lets us in */
         nap = now - start >= NL_GATE_TURN_NS ? NL_GATE_NAP_MIN_NS
             : nap * 2 > NL_GATE_NAP_MAX_NS ? NL_GATE_NAP_MAX_NS : nap * 2;
