@@ -83,9 +83,12 @@ fi
 # whose cpu.max is 50000 100000 (the guest's own cgroups, never the host's).
 # Pass: every lock's throughput is at least a quarter of pthread's at the
 # same thread count (no collapse), and every one of its threads did
-# operations (progress). The waiting design must see the quota (load.c reads
-# cpu.max: a budget of 1 CPU) and keep waiters off the CPUs; a self-check runs
-# mcs with waiters that spin (NUMALOCK_WAIT=spin), which must fail the rule.
+# operations (progress). One run of every lock first; a lock and thread count
+# that misses the rule runs twice more beside pthread (a TCG guest on a busy
+# host stalls now and then) and fails if it misses it all three times. The
+# waiting design must see the quota (load.c reads cpu.max: a budget of 1
+# CPU) and keep waiters off the CPUs; a self-check runs mcs with waiters that
+# spin (NUMALOCK_WAIT=spin), which must fail the rule all three times.
 QUEUE_LOCKS="mcs clh hemlock reciprocating reciprocating-numa qspinlock qspinlock-cna cna cna-opt shfl shfl-block hbo hmcs hmcs-n c-tkt-n c-bo-mcs c-tkt-tkt cst-mutex ticket"
 quota_run() { # FILE LOCKS THREADS [ENV=VALUE]: kvmap inside the group, JSON to FILE
     env ${4:-NL_NONE=} sh -c 'echo $$ >/sys/fs/cgroup/nlq/cgroup.procs && exec numalock bench kvmap --lock "$1" \
@@ -105,6 +108,18 @@ quota_judge() {
                    b = ops["pthread " t]; r = b > 0 ? ops[key] / b : 0
                    printf "%s %s %.2f %d %s\n", l, t, r, low[key], (r >= 0.25 && low[key] > 0) ? "ok" : "collapse" } } }' "$1"
 }
+# quota_retry LOCK THREADS [ENV=VALUE]: two more runs beside pthread; prints
+# their verdict lines, true when one of them passed
+quota_retry() {
+    local try=0 ok=1
+    while [ $try -lt 2 ]; do
+        try=$((try + 1))
+        quota_run $T/retry.json "pthread,$1" "$2" "$3"
+        quota_judge $T/retry.json | sed "s/\$/ (retry $try)/"
+        quota_judge $T/retry.json | grep -q ' ok$' && ok=0
+    done
+    return $ok
+}
 if [ "$nl_only" = quota ]; then
     mkdir -p /sys/fs/cgroup
     mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null
@@ -121,22 +136,28 @@ if [ "$nl_only" = quota ]; then
         cat $T/quota.txt
         quota_judge $T/quota.json >$T/quota.verdict
         sed 's/^/QUOTA /' $T/quota.verdict
-        bad=$(grep -c ' collapse$' $T/quota.verdict)
         n=$(grep -c . $T/quota.verdict)
+        bad=""
+        grep ' collapse$' $T/quota.verdict | while read -r l t rest; do
+            quota_retry "$l" "$t" >$T/one.verdict || echo "$l $t" >>$T/quota.bad
+            sed 's/^/QUOTA /' $T/one.verdict
+        done
+        [ -f $T/quota.bad ] && bad=$(tr '\n' ';' <$T/quota.bad)
         worst=$(sort -k3 -n $T/quota.verdict | head -1)
-        if [ $rc -eq 0 ] && [ "$n" -gt 0 ] && [ "$bad" -eq 0 ]; then
-            pass "quota: $n lock and thread-count runs, each >= 0.25x pthread's ops and every thread progressed (lowest: $worst)"
+        if [ $rc -eq 0 ] && [ "$n" -gt 0 ] && [ -z "$bad" ]; then
+            pass "quota: $n lock and thread-count runs, each >= 0.25x pthread's ops with every thread progressing, at once or in a retry (lowest first run: $worst)"
         else
-            fail "quota: $bad of $n runs collapsed (exit $rc): $(grep ' collapse$' $T/quota.verdict | tr '\n' ';')"
+            fail "quota: collapsed three times (exit $rc): $bad"
         fi
         quota_run $T/spin.json pthread,mcs 8 NUMALOCK_WAIT=spin
         quota_judge $T/spin.json >$T/spin.verdict
         sed 's/^/QUOTA-SPIN /' $T/spin.verdict
-        if grep -q ' collapse$' $T/spin.verdict; then
-            pass "quota self-check: mcs with spinning waiters collapses, as it must: $(cat $T/spin.verdict)"
+        if grep -q ' collapse$' $T/spin.verdict && ! quota_retry mcs 8 NUMALOCK_WAIT=spin >$T/one.verdict; then
+            pass "quota self-check: mcs with spinning waiters collapses three times, as it must: $(cat $T/spin.verdict)"
         else
-            fail "quota self-check: mcs with spinning waiters passed the rule ($(cat $T/spin.verdict)): it cannot fail"
+            fail "quota self-check: mcs with spinning waiters passed the rule once: it cannot fail"
         fi
+        sed 's/^/QUOTA-SPIN /' $T/one.verdict
     fi
     echo "numa-test guest: $checks checks, $failed failed"
     [ $failed -gt 100 ] && failed=100
