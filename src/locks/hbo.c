@@ -12,7 +12,9 @@
  * PARKED was set. A waiter that has parked once acquires with PARKED set, so
  * sleepers it may have left behind are woken at its release (no lost
  * wake-up: a sleeper always has the bit set in the word, or a wake-up on its
- * way).
+ * way). While the process is overloaded, an arrival at a taken word waits at
+ * the gate first (src/wait/gate.c), as at tas: without it the word goes to
+ * whichever waiter runs, and threads that get less CPU get the lock less.
  */
 #include <errno.h>
 #include "numalock/spinlocks.h"
@@ -32,12 +34,15 @@ int nl_hbo_try(nl_hbo_t *l)
                                                    memory_order_relaxed) ? 0 : EBUSY;
 }
 
+/* the gate's head enters when the word is free */
+static bool hbo_busy(const void *l) { return atomic_load_explicit(&((const nl_hbo_t *)l)->word, memory_order_relaxed) != 0; }
+
 /* the inline fast path (spinlocks.h) found the lock taken; me = node + 1 */
 void nl_hbo_acquire_slow(nl_hbo_t *l, uint32_t me)
 {
     uint32_t expect;
     nl_waiter_t w;
-    nl_wait_begin(&w, l, NULL, false); /* any running thread may take it: no gate */
+    nl_wait_begin(&w, l, hbo_busy, true); /* as tas: the word goes to whichever waiter runs */
     nl_backoff_t local = NL_BACKOFF_INIT(LOCAL_MIN, &w), remote = NL_BACKOFF_INIT(REMOTE_MIN, &w);
     uint32_t want = me; /* me | PARKED once this waiter has slept */
     for (;;) {
