@@ -23,33 +23,66 @@ failed=0 runs=0 t_all=$(date +%s)
 
 want() { [ "$only" = "  " ] || case "$only" in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
+# Runs go in parallel, VERIFY_WMM_JOBS at once (default: the CPUs); each
+# prints its line when it ends, so lines come in the order runs end.
+jobs=${VERIFY_WMM_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case "$jobs" in ''|*[!0-9]*|0) echo "verify-wmm: VERIFY_WMM_JOBS='$jobs' is not a positive number of parallel runs" >&2; exit 2 ;; esac
+pending="" nrun=0
+
+# reap [N]: print and count the runs that ended, until fewer than N run
+reap() {
+    local limit=${1:-1} left e id pid n
+    while :; do
+        left="" n=0
+        for e in $pending; do
+            id=${e%%:*} pid=${e#*:}
+            if kill -0 "$pid" 2>/dev/null; then left="$left $e"; n=$((n + 1)); continue; fi
+            wait "$pid"
+            cat "$work/res.$id"
+            runs=$((runs + 1))
+            [ -f "$work/wrong.$id" ] && failed=1
+        done
+        pending=$left
+        [ "$n" -lt "$limit" ] && return
+        sleep 0.2
+    done
+}
+
 # genmc_run LABEL EXPECT(pass|fail) SRCROOT CHECK MODEL THREADS [CFLAGS...]
 genmc_run() {
-    local label=$1 expect=$2 root=$3 file=$4 model=$5 nt=$6 t0 t1 rc execs got verdict what
-    shift 6
+    reap "$jobs"
+    nrun=$((nrun + 1))
+    genmc_one "$nrun" "$@" >"$work/res.$nrun" 2>&1 &
+    pending="$pending $nrun:$!"
+}
+
+genmc_one() {
+    local id=$1 label=$2 expect=$3 root=$4 file=$5 model=$6 nt=$7 t0 t1 rc execs got verdict what
+    shift 7
+    local out="$work/out.$id" bc="$work/in.$id.bc"
     t0=$(date +%s.%N)
-    if sh "$here/compile.sh" "$genmc_inc" "$root" "$here/$file.c" "$work/in.bc" -DNL_THREADS="$nt" "$@" \
-            >"$work/out" 2>&1; then
-        "$genmc" "--$model" $bound --input-from-bitcode-file "$work/in.bc" >"$work/out" 2>&1
+    if sh "$here/compile.sh" "$genmc_inc" "$root" "$here/$file.c" "$bc" -DNL_THREADS="$nt" "$@" \
+            >"$out" 2>&1; then
+        "$genmc" "--$model" $bound --input-from-bitcode-file "$bc" >"$out" 2>&1
         rc=$?
     else
         rc=99
     fi
     t1=$(date +%s.%N)
-    execs=$(sed -n 's/^Number of complete executions explored: //p' "$work/out")
+    execs=$(sed -n 's/^Number of complete executions explored: //p' "$out")
     # a pass explored at least one complete execution (every execution
     # blocked is a check that checked nothing)
-    if grep -q '^No errors were detected' "$work/out" && [ $rc = 0 ] && [ "${execs:-0}" -gt 0 ]; then got=pass
-    elif grep -qE '^Error detected|violation|Non-terminating|Assertion|race' "$work/out"; then got=fail
+    if grep -q '^No errors were detected' "$out" && [ $rc = 0 ] && [ "${execs:-0}" -gt 0 ]; then got=pass
+    elif grep -qE '^Error detected|violation|Non-terminating|Assertion|race' "$out"; then got=fail
     else got=broken; fi
-    runs=$((runs + 1))
     verdict=ok
-    if [ "$got" != "$expect" ]; then verdict=WRONG; failed=1; fi
-    what=$(grep -m1 -E '^Error detected|Non-terminating|Assertion|race' "$work/out" | cut -c1-70)
+    if [ "$got" != "$expect" ]; then verdict=WRONG; : >"$work/wrong.$id"; fi
+    what=$(grep -m1 -E '^Error detected|Non-terminating|Assertion|race' "$out" | cut -c1-70)
     printf '%-5s %-24s %-4s %dT %-8s %-6s %8s execs %6.1fs  %s\n' "$verdict" "$label" "$model" "$nt" \
         "$(echo "$bound" | sed 's/--unroll=/unroll/; s/ *--check-liveness/+live/; s/^+//')" "$got" \
         "${execs:-?}" "$(echo "$t1 - $t0" | bc)" "$what"
-    if [ "$verdict" != ok ]; then tail -25 "$work/out" | sed 's/^/    /'; fi
+    if [ "$verdict" != ok ]; then tail -25 "$out" | sed 's/^/    /'; fi
+    rm -f "$out" "$bc"
 }
 
 # check NAME[:FILE] [-u N] [-3 MODELS] [THREADS...] [-- CFLAGS...]: verify/wmm/FILE.c
@@ -123,5 +156,6 @@ done <<EOF2
 $(sed -n 's/^NL_LOCK(\([a-z0-9_]*\), *"\([^"]*\)").*/\1 \2/p' "$top/src/locks/registry.def")
 EOF2
 
+reap 1
 echo "verify-wmm: $runs runs in $(( $(date +%s) - t_all )) s: $( [ $failed = 0 ] && echo 'every verdict as expected' || echo 'SOME VERDICTS WRONG')"
 exit $failed
