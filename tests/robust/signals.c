@@ -29,6 +29,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "core/self.h"
 #include <signal.h>
 #define NL_TEST_WAIT
 #include "../nl_test_internal.h"
@@ -112,6 +113,15 @@ static void handle(int sig, void (*fn)(int), int restart, int also_block)
         rb_fail(1, "sigaction: %s", strerror(errno));
 }
 
+static void signals_mask(int how)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGUSR1);
+    sigaddset(&s, SIGUSR2);
+    pthread_sigmask(how, &s, NULL);
+}
+
 /* Before the storm, each thread takes every lock once: its record, a lock's
  * structures for its node (cst) and for its slot (delegation) are
  * allocated, with malloc, outside a handler (docs/ARCHITECTURE.md "Faults") */
@@ -129,7 +139,17 @@ static void warm_up(void)
         ops->acquire(all[i]);
         ops->release(all[i]);
     }
+    (void)nl_self(); /* the record: a lock whose fast path took it made none */
     pthread_barrier_wait(&warmed);
+    signals_mask(SIG_UNBLOCK); /* created with them blocked */
+}
+
+/* Before the thread ends: its record is freed by a destructor at its exit,
+ * and a handler's lock call would allocate one again */
+static void *finish(void)
+{
+    signals_mask(SIG_BLOCK);
+    return NULL;
 }
 
 static void *worker(void *p)
@@ -150,7 +170,7 @@ static void *worker(void *p)
         atomic_fetch_add_explicit(&tallyM, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&rb_progress, 1, memory_order_relaxed);
     }
-    return NULL;
+    return finish();
 }
 
 /* eintr: worker 1 holds M for 2 ms at a time, the others wait for it */
@@ -170,7 +190,7 @@ static void *holder(void *p)
         atomic_fetch_add_explicit(&rb_progress, 1, memory_order_relaxed);
         sched_yield();
     }
-    return NULL;
+    return finish();
 }
 
 /* nest: even workers take M then X, odd ones X */
@@ -191,7 +211,7 @@ static void *nester(void *p)
         }
         atomic_fetch_add_explicit(&rb_progress, 1, memory_order_relaxed);
     }
-    return NULL;
+    return finish();
 }
 
 static pthread_t th[MAX_THREADS];
@@ -286,9 +306,7 @@ int main(int argc, char **argv)
     pthread_barrier_init(&warmed, NULL, (unsigned)nthreads + 1);
     for (int t = 0; t < nthreads; t++) {
         void *(*fn)(void *) = m_nest ? nester : m_eintr && t == 0 ? holder : worker;
-        pthread_sigmask(SIG_UNBLOCK, &s, NULL);
-        int rc = pthread_create(&th[t], NULL, fn, (void *)(intptr_t)(t + 1));
-        pthread_sigmask(SIG_BLOCK, &s, NULL);
+        int rc = pthread_create(&th[t], NULL, fn, (void *)(intptr_t)(t + 1)); /* signals blocked */
         if (rc)
             rb_fail(1, "cannot create thread %d: %s", t, strerror(rc));
     }
