@@ -96,11 +96,12 @@ verify-wmm:
 # policies, signals, cancellation and fork for MINUTES minutes in one
 # process, under the watchdog and the owner and counter checks, its resident
 # set at the end within 10 % of the one after the first minute
-# (tests/robust/soak.c). The seed is printed; SEED=S replays a run.
+# (tests/robust/soak.c). The seed is printed; SEED=S replays a run's mixes,
+# SEED=S ROUND=R one round's.
 MINUTES ?= 3
 .PHONY: soak
 soak: build
-	$(BUILD)/bin/nl_robust_soak --minutes $(MINUTES) $(if $(SEED),--seed $(SEED))
+	$(BUILD)/bin/nl_robust_soak --minutes $(MINUTES) $(if $(SEED),--seed $(SEED)) $(if $(ROUND),--round $(ROUND))
 
 .PHONY: conformance
 conformance: build

@@ -1,6 +1,7 @@
 /*
- * The soak (make soak MINUTES=N [SEED=S]): one process runs rounds of a few
- * seconds until the time is up, each a random mix drawn from the seed:
+ * The soak (make soak MINUTES=N [SEED=S] [ROUND=R]): one process runs rounds
+ * of a few seconds until the time is up, each a random mix drawn from the
+ * seed and the round's number (ROUND=R: round R's mix, again and again):
  *   a registered lock, 1 to 16 threads, a topology (auto, virtual:2,
  *   virtual:4, virtual:2x2, virtual:2x2x2), a waiting policy (adaptive,
  *   spin, yield, park, park:0:0, park:200:2);
@@ -14,8 +15,8 @@
  * Every lock guards its data (owner, counter); a watchdog fails the run after
  * 60 s without progress; the resident set at the end must be within 10 % of
  * the one after the first minute. Each round prints one line; the seed is
- * printed first, so a failure can be replayed: a failure names it and the
- * round.
+ * printed first; a failure (the watchdog's too) names the seed, the round
+ * and its mix. A replay repeats the mix, not the interleaving.
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -57,8 +58,8 @@ static void soak_fail(const char *what)
 {
     char d[512];
     describe(d, sizeof d);
-    rb_fail(1, "seed %llu round %ld (%s): %s; replay: make soak SEED=%llu", (unsigned long long)seed, round_no, d,
-            what, (unsigned long long)seed);
+    rb_fail(1, "seed %llu round %ld (%s): %s; replay the round: make soak SEED=%llu ROUND=%ld",
+            (unsigned long long)seed, round_no, d, what, (unsigned long long)seed, round_no);
 }
 
 /* ---- the critical sections --------------------------------------------------- */
@@ -289,9 +290,16 @@ static void drive(uint64_t *rng)
     }
 }
 
+/* what the watchdog names when it fires: the seed, the round and its mix */
+static char watching[640];
+
 static void run_round(uint64_t *rng)
 {
     draw(rng);
+    char d[512];
+    describe(d, sizeof d);
+    snprintf(watching, sizeof watching, "soak: seed %llu round %ld (%s); replay the round: make soak SEED=%llu ROUND=%ld",
+             (unsigned long long)seed, round_no, d, (unsigned long long)seed, round_no);
     rb_set_topology(topologies[R.topo]);
     rb_set_policy(policies[R.policy]);
     make_locks();
@@ -320,12 +328,14 @@ static long rss_kib(void)
 int main(int argc, char **argv)
 {
     double minutes = 1;
+    long only = -1; /* --round N: that round's mix again and again */
     rb_prog = "soak";
     seed = (uint64_t)rb_now_ns() ^ (uint64_t)getpid() << 32;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--minutes")) minutes = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--seed")) seed = strtoull(argv[i + 1], NULL, 10);
-        else rb_fail(2, "unknown option '%s': valid options are --minutes M, --seed S", argv[i]);
+        else if (!strcmp(argv[i], "--round")) only = atol(argv[i + 1]);
+        else rb_fail(2, "unknown option '%s': valid options are --minutes M, --seed S, --round N", argv[i]);
     }
     if (argc % 2 == 0 || !(minutes > 0))
         rb_fail(2, "--minutes must be above 0 (got %s)", argc > 2 ? argv[2] : "nothing");
@@ -341,10 +351,15 @@ int main(int argc, char **argv)
     sigemptyset(&s);
     sigaddset(&s, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &s, NULL);
-    rb_watchdog_start(60, "soak");
-    uint64_t rng = seed | 1, t0 = rb_now_ns(), end = t0 + (uint64_t)(minutes * 60e9);
-    long rss_first = 0;
-    for (round_no = 0; rb_now_ns() < end; round_no++) {
+    rb_watchdog_start(60, watching);
+    uint64_t t0 = rb_now_ns(), end = t0 + (uint64_t)(minutes * 60e9);
+    long rss_first = 0, rounds = 0;
+    for (long r = 0; rb_now_ns() < end; r++, rounds++) {
+        /* each round's draws from the seed and its number alone (the
+         * signals and cancellations of earlier rounds drew as timing had
+         * it), so that a round can be replayed by itself */
+        round_no = only >= 0 ? only : r;
+        uint64_t rng = (seed ^ 0xD1B54A32D192ED03ull * (uint64_t)(round_no + 1)) | 1;
         run_round(&rng);
         char d[512];
         describe(d, sizeof d);
@@ -356,7 +371,7 @@ int main(int argc, char **argv)
                round_no, at, d, gL.count, atomic_load(&handled), atomic_load(&cancelled), atomic_load(&forked), rss);
     }
     long rss_end = rss_kib();
-    printf("soak: %ld rounds, rss after the first minute %ld KiB, at the end %ld KiB\n", round_no, rss_first,
+    printf("soak: %ld rounds, rss after the first minute %ld KiB, at the end %ld KiB\n", rounds, rss_first,
            rss_end);
     if (rss_first && rss_end > rss_first + rss_first / 10)
         rb_fail(1, "seed %llu: the resident set grew from %ld KiB after the first minute to %ld KiB (over 10 %%)",
