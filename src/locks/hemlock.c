@@ -162,14 +162,32 @@ int nl_hemlock_trylock(nl_hemlock_t *l, nl_hemlock_elem_t *self)
                : EBUSY;
 }
 
-/* A successor has swapped the tail: grant, wait for the acknowledgement. */
+/* Wait until `self`'s word holds no lock's address (see below). */
+static __attribute__((noinline)) void hem_await_free(nl_hemlock_elem_t *self)
+{
+    nl_waiter_t w;
+    nl_waiter_init(&w);
+#define HEM_FREE(v) (((v) & ~HEM_SLEEP) == 0)
+    HEM_AWAIT(&w, self, HEM_FREE);
+#undef HEM_FREE
+}
+
+/* A successor has swapped the tail: grant, wait for the acknowledgement.
+ * The word holds another lock's address only when a signal handler of this
+ * thread releases a lock while the thread, interrupted, waits for the
+ * acknowledgement of its own release: the grant waits for that one (its
+ * successor is another thread), else it would overwrite it and that
+ * successor would wait for ever. Only this thread writes addresses, and a
+ * handler returns with the word free, so the test needs no atomic step. */
 static __attribute__((noinline)) void hem_unlock_slow(nl_hemlock_t *l, nl_hemlock_elem_t *self)
 {
     uint64_t lock = (uint64_t)(uintptr_t)l;
-    if (atomic_exchange_explicit(&self->grant, lock, memory_order_release) & HEM_SLEEP)
-        hem_wake(self);
+    if (NL_UNLIKELY(atomic_load_explicit(&self->grant, memory_order_relaxed) & ~HEM_SLEEP))
+        hem_await_free(self);
     nl_waiter_t w;
     nl_waiter_init(&w);
+    if (atomic_exchange_explicit(&self->grant, lock, memory_order_release) & HEM_SLEEP)
+        hem_wake(self);
 #define HEM_ACKED(v) (((v) & ~HEM_SLEEP) != lock)
     HEM_AWAIT(&w, self, HEM_ACKED);
 #undef HEM_ACKED
