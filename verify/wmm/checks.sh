@@ -299,12 +299,20 @@ broken reciprocating-detach reciprocating src/locks/reciprocating.c \
 # nodes, the random fairness rule's coins: a turn keeps the lock on the
 # node (the other waiter deferred, served by a move when the segment ends)
 # or moves it. Its 3-thread runs under IMM with parking double with the
-# coins: RC11 only. The turning holder's exchange of the arrivals without
-# acquire: it reads the nodes of the stack it walks without their arrivals'
-# writes (a data race). The arrival's link needs no release: its
-# publication rides on the arrivals' release sequence (the check passed
-# with it relaxed).
+# coins: RC11 only. -xchg: every arrival takes the exchange (no CAS try):
+# a holder through a free lock whose value is tagged, links written after.
+# The turning holder's exchange of the arrivals without acquire, or the
+# arrival's tagged CAS without release: the grant may land before the
+# waiter's reset of its gate and be wiped (a waiter never granted). The
+# arrival's link needs no release: it rides on the arrivals' release
+# sequence (the check passed with it relaxed).
 check reciprocating-numa:reciprocating_numa -3 'rc11 rc11/park imm'
+check reciprocating-numa-xchg:reciprocating_numa -3 rc11 -- -DRN_CAS_TRIES=0
 broken reciprocating-numa-detach reciprocating_numa src/locks/reciprocating_numa.c \
-    'top = (rn_node_t *)atomic_exchange_explicit(&l->arrivals, RN_EMPTY, memory_order_acquire);' \
-    'top = (rn_node_t *)atomic_exchange_explicit(&l->arrivals, RN_EMPTY, memory_order_relaxed);' 3
+    'top = atomic_exchange_explicit(&l->arrivals, RN_EMPTY, memory_order_acquire);' \
+    'top = atomic_exchange_explicit(&l->arrivals, RN_EMPTY, memory_order_relaxed);' 3
+broken reciprocating-numa-arrival reciprocating_numa src/locks/reciprocating_numa.c \
+    'memory_order_acq_rel, memory_order_relaxed))
+            goto wait;' \
+    'memory_order_acquire, memory_order_relaxed))
+            goto wait;' 3
