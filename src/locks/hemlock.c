@@ -52,7 +52,9 @@
  *  - the node-free form's element is the calling thread's, kept per thread
  *    slot (allocated at the slot's first use, kept for the process, reused
  *    by the next thread of the slot); a thread without a slot (more than
- *    NL_MAX_THREADS alive) uses a pool slot per held lock instead.
+ *    NL_MAX_THREADS alive) uses a pool slot per held lock instead, and so
+ *    does a signal handler's lock while its thread is inside a release
+ *    (hem_busy_self).
  */
 #include <errno.h>
 #include <limits.h>
@@ -207,6 +209,7 @@ bool nl_hemlock_is_locked(const nl_hemlock_t *l) { return hem_busy(l); }
 /* ---- node-free form: the thread's own element --------------------------- */
 typedef struct {
     _Alignas(NL_CACHELINE) nl_hemlock_elem_t e;
+    _Atomic uint32_t pooled; /* locks its thread holds on pool slots (signal handlers) */
 } hem_slot_elem_t;
 
 static _Atomic(hem_slot_elem_t *) hem_elems[NL_MAX_THREADS];
@@ -217,7 +220,7 @@ static _Atomic(hem_slot_elem_t *) hem_elems[NL_MAX_THREADS];
 
 /* only the thread holding `id` gets here (the slot's next thread finds the
  * element through the id's hand-over) */
-static __attribute__((noinline)) nl_hemlock_elem_t *hem_elem_slow(int id)
+static __attribute__((noinline)) hem_slot_elem_t *hem_elem_slow(int id)
 {
     hem_slot_elem_t *b = nl_forever_alloc(sizeof *b); /* zeroed; never freed (a slot keeps it) */
     if (!b) {
@@ -225,18 +228,30 @@ static __attribute__((noinline)) nl_hemlock_elem_t *hem_elem_slow(int id)
         return NULL;
     }
     atomic_store_explicit(&hem_elems[id], b, memory_order_release);
-    return &b->e;
+    return b;
 }
 
 /* The thread's element, NULL for a thread without a slot. */
-static inline nl_hemlock_elem_t *hem_self(nl_self_t *s)
+static inline hem_slot_elem_t *hem_self(nl_self_t *s)
 {
     if (NL_UNLIKELY(s->id < 0))
         return NULL;
     hem_slot_elem_t *b = atomic_load_explicit(&hem_elems[s->id], memory_order_acquire);
     if (NL_LIKELY((uintptr_t)b > (uintptr_t)HEM_NO_ELEM))
-        return &b->e;
+        return b;
     return b ? NULL : hem_elem_slow(s->id);
+}
+
+/* The thread's element is busy: its word holds the address of a lock whose
+ * release the thread is in (a signal handler runs on top of it). A lock
+ * taken with it now would be released by a second grant into that word,
+ * which must wait for the first acknowledgement, which may come from a
+ * thread whose handler waits for this very lock: so the handler's lock takes
+ * a pool slot instead. Only the thread writes addresses into its word, and a
+ * handler returns with its own grants acknowledged, so a plain load decides. */
+static inline bool hem_busy_self(hem_slot_elem_t *b)
+{
+    return atomic_load_explicit(&b->e.grant, memory_order_relaxed) & ~HEM_SLEEP;
 }
 
 /* A pool slot as the element of one acquisition (threads without a slot). */
@@ -248,35 +263,63 @@ static nl_hemlock_elem_t *hem_pool_elem(const void *l)
     return e;
 }
 
+/* A pool slot as this acquisition's element (a thread without a slot, or
+ * whose element is busy), counted in its element when it has one. */
+static __attribute__((noinline)) int hem_pooled(nl_hemlock_t *l, hem_slot_elem_t *b, bool try)
+{
+    nl_hemlock_elem_t *e = hem_pool_elem(l);
+    if (b)
+        atomic_fetch_add_explicit(&b->pooled, 1, memory_order_relaxed); /* before it is held */
+    if (!try)
+        nl_hemlock_lock(l, e);
+    else if (nl_hemlock_trylock(l, e)) {
+        if (b)
+            atomic_fetch_sub_explicit(&b->pooled, 1, memory_order_relaxed);
+        nl_qnode_put(e);
+        return EBUSY;
+    }
+    return 0;
+}
+
 void nl_hemlock_acquire(nl_hemlock_t *l)
 {
-    nl_hemlock_elem_t *e = hem_self(nl_self());
-    nl_hemlock_lock(l, NL_LIKELY(e) ? e : hem_pool_elem(l));
+    hem_slot_elem_t *b = hem_self(nl_self());
+    if (NL_LIKELY(b && !hem_busy_self(b)))
+        nl_hemlock_lock(l, &b->e);
+    else
+        hem_pooled(l, b, false);
 }
 
 int nl_hemlock_try(nl_hemlock_t *l)
 {
-    nl_hemlock_elem_t *e = hem_self(nl_self());
-    if (NL_LIKELY(e))
-        return nl_hemlock_trylock(l, e);
-    e = hem_pool_elem(l);
-    if (nl_hemlock_trylock(l, e) == 0)
-        return 0;
+    hem_slot_elem_t *b = hem_self(nl_self());
+    if (NL_LIKELY(b && !hem_busy_self(b)))
+        return nl_hemlock_trylock(l, &b->e);
+    return hem_pooled(l, b, true);
+}
+
+/* Some lock of this thread's is on a pool slot: this one, if the pool has
+ * a slot for it, else the thread's element. */
+static __attribute__((noinline)) void hem_release_pooled(nl_hemlock_t *l, hem_slot_elem_t *b)
+{
+    nl_hemlock_elem_t *e = nl_qnode_find(l);
+    if (!e) {
+        nl_hemlock_unlock(l, &b->e);
+        return;
+    }
+    nl_hemlock_unlock(l, e);
     nl_qnode_put(e);
-    return EBUSY;
+    if (b)
+        atomic_fetch_sub_explicit(&b->pooled, 1, memory_order_relaxed);
 }
 
 void nl_hemlock_release(nl_hemlock_t *l)
 {
-    nl_self_t *s = nl_self();
-    nl_hemlock_elem_t *e = hem_self(s);
-    if (NL_LIKELY(e)) {
-        nl_hemlock_unlock(l, e);
-        return;
-    }
-    e = nl_qnode_find(l);
-    nl_hemlock_unlock(l, e);
-    nl_qnode_put(e);
+    hem_slot_elem_t *b = hem_self(nl_self());
+    if (NL_LIKELY(b && !atomic_load_explicit(&b->pooled, memory_order_relaxed)))
+        nl_hemlock_unlock(l, &b->e);
+    else
+        hem_release_pooled(l, b);
 }
 
 static void op_acquire(void *l) { nl_hemlock_acquire(l); }

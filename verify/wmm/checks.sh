@@ -268,7 +268,8 @@ broken clh-release clh src/locks/clh.c \
 # RC11 only, and -pool's 3-thread run spinning only.
 check hemlock -3 'rc11 rc11/park imm'
 check hemlock-pool:hemlock -3 rc11 -- -DHEM_NODE_FREE
-check hemlock-2locks:hemlock -3 'rc11 rc11/park imm' 3 -- -DHEM_TWO_LOCKS
+# (with parked waiters: 3 million executions, 19 minutes; VERIFY_WMM_FULL=1)
+check hemlock-2locks:hemlock -3 "rc11 imm${VERIFY_WMM_FULL:+ rc11/park}" 3 -- -DHEM_TWO_LOCKS
 broken hemlock-grant hemlock src/locks/hemlock.c \
     'if (atomic_exchange_explicit(&self->grant, lock, memory_order_release) & HEM_SLEEP)' \
     'if (atomic_exchange_explicit(&self->grant, lock, memory_order_relaxed) & HEM_SLEEP)'
