@@ -79,7 +79,7 @@ static void write_section(int tid, long i)
     if (owner != 0)
         fail("mutual exclusion violated: owner set on entry", tid);
     if (writer_inside || atomic_load(&readers_inside))
-        fail("writer entered while a reader or writer was inside", tid);
+        fail("mutual exclusion violated: writer entered while a reader or writer was inside", tid);
     writer_inside = 1;
     owner = tid + 1;
     long c = counter;
