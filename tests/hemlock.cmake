@@ -12,4 +12,4 @@ add_test(NAME hemlock_api.shared COMMAND test_hemlock shared)
 add_test(NAME hemlock_api.shared.park COMMAND test_hemlock shared)
 set_tests_properties(hemlock_api.shared.park PROPERTIES ENVIRONMENT "NUMALOCK_WAIT=park:10:1")
 set_tests_properties(hemlock_api.multi hemlock_api.multi.park hemlock_api.shared hemlock_api.shared.park
-  PROPERTIES TIMEOUT 120 LABELS "unit;tsan")
+  PROPERTIES TIMEOUT 300 LABELS "unit;tsan")

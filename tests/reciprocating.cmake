@@ -8,7 +8,7 @@ target_link_libraries(test_reciprocating PRIVATE numalock_static)
 target_compile_options(test_reciprocating PRIVATE ${NL_WARN})
 foreach(part order shared numa bound)
   add_test(NAME reciprocating_api.${part} COMMAND test_reciprocating ${part})
-  set_tests_properties(reciprocating_api.${part} PROPERTIES TIMEOUT 120 LABELS "unit;tsan")
+  set_tests_properties(reciprocating_api.${part} PROPERTIES TIMEOUT 300 LABELS "unit;tsan")
 endforeach()
 
 add_executable(test_reciprocating_cxx test_reciprocating_cxx.cpp)
