@@ -48,9 +48,12 @@ tsan: deps
 	cmake -S . -B $(TSAN_BUILD) $(CMAKE_GEN) -DNL_SANITIZE_THREAD=ON >/dev/null
 	cmake --build $(TSAN_BUILD) -j $(JOBS)
 
+# TEST_NUMA= leaves out the quick qemu guests (CI: its numa-test step boots
+# every guest right after)
+TEST_NUMA ?= test-numa
 test: deps venv
 	@$(MAKE) --no-print-directory build
-	@$(MAKE) --no-print-directory test-c test-tsan test-java test-numa
+	@$(MAKE) --no-print-directory test-c test-tsan test-java $(TEST_NUMA)
 
 # After each CTest run, the skipped tests with the reason their output gives
 # (scripts/ctest-skips.py over the run's JUnit file).
@@ -70,11 +73,14 @@ test-tsan: tsan
 # once more (the emulator stalls now and then under load); one that fails
 # twice fails the target.
 ARM_BUILD ?= build-arm
+# ARM_CTEST_ARGS: more ctest options (CI: -LE robust, the signal, fork and
+# allocation-failure tests, whose behaviour under qemu-user is qemu's)
 test-arm: deps
 	cmake -S . -B $(ARM_BUILD) $(CMAKE_GEN) -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
 		-DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(ARM_BUILD) -j $(JOBS)
-	cd $(ARM_BUILD) && NL_STRESS_WATCHDOG_SCALE=6 ctest -j $(JOBS) --output-on-failure --timeout 600 --repeat until-pass:2
+	cd $(ARM_BUILD) && NL_STRESS_WATCHDOG_SCALE=6 ctest -j $(JOBS) --output-on-failure --timeout 600 --repeat until-pass:2 \
+	  $(ARM_CTEST_ARGS)
 
 # Weak memory: GenMC model-checks the locks' own C code under RC11 and IMM
 # (verify/wmm/run.sh; checks in verify/wmm/checks.sh). GenMC is built once
