@@ -280,20 +280,40 @@ static void elsewhere_once(void)
         pthread_join(t[i], NULL);
 }
 
-static void test_elsewhere(void)
+/* The gate tests' start: virtual:2, the adaptive policy, an overloaded
+ * process, this thread on node 0, and the gate's turns and stays made
+ * longer than any test takes; gate_restore() puts them back. */
+typedef struct {
+    uint32_t force;
+    uint64_t stay;
+} gate_knobs_t;
+
+static gate_knobs_t gate_held_open(void)
 {
     char err[128];
     CHECK(nl_topology_set("virtual:2", err, sizeof err) == 0, "virtual:2: %s", err);
     CHECK(nl_wait_set_policy("adaptive", err, sizeof err) == 0, "adaptive: %s", err);
     force_load(1000);
     nl_thread_set_node(0);
+    gate_knobs_t saved = { nl_gate_force_turns, nl_gate_stay_ns };
+    nl_gate_force_turns = 10000;
+    nl_gate_stay_ns = 60000000000ull;
+    return saved;
+}
+
+static void gate_restore(gate_knobs_t saved)
+{
+    nl_gate_force_turns = saved.force;
+    nl_gate_stay_ns = saved.stay;
+    nl_thread_set_node(-1);
+}
+
+static void test_elsewhere(void)
+{
     /* C stays at the gate, and node 1 preferred, while B holds the lock for
      * as long as the test takes on a loaded or emulated machine (C's turns
      * otherwise end after 4 ms, the preference after 100 ms) */
-    uint32_t force = nl_gate_force_turns;
-    uint64_t stay = nl_gate_stay_ns;
-    nl_gate_force_turns = 10000;
-    nl_gate_stay_ns = 60000000000ull;
+    gate_knobs_t saved = gate_held_open();
     /* D's check counts once D met its state, E's once E met its own
      * behind a D that waited passively */
     bool decided = false;
@@ -314,9 +334,7 @@ static void test_elsewhere(void)
     CHECK(decided, "in 20 tries the preferred head left the gate before the arrivals came");
     CHECK(atomic_load(&nl_gate_waiters) == 0, "%u passive waiters left behind",
           atomic_load(&nl_gate_waiters));
-    nl_gate_force_turns = force;
-    nl_gate_stay_ns = stay;
-    nl_thread_set_node(-1);
+    gate_restore(saved);
 }
 
 /* ---- fork: a child does not inherit the parent's passive waiters ----------- */
@@ -617,26 +635,16 @@ static bool recv_once(uint64_t vt_b, uint64_t vt_c, int wait_ms)
 
 static void test_received(void)
 {
-    char err[128];
-    CHECK(nl_topology_set("virtual:2", err, sizeof err) == 0, "virtual:2: %s", err);
-    CHECK(nl_wait_set_policy("adaptive", err, sizeof err) == 0, "adaptive: %s", err);
-    force_load(1000);
-    nl_thread_set_node(0);
     /* B stays at the gate, and the preference with node 0, for as long as the
      * test takes unless received time moves it (turns and stays otherwise end
      * after 4 ms and 100 ms) */
-    uint32_t force = nl_gate_force_turns;
-    uint64_t stay = nl_gate_stay_ns;
-    nl_gate_force_turns = 10000;
-    nl_gate_stay_ns = 60000000000ull;
+    gate_knobs_t saved = gate_held_open();
     /* as much: C's head looks every 2 ms; 20 of its looks leave node 0 preferred */
     CHECK(!recv_once(50000000ull, 50000000ull, 40), "node 1 took the preference from a node that received as much");
     /* node 0 received 50 ms more */
     CHECK(recv_once(100000000ull, 50000000ull, 0), "node 1 did not take the preference");
     CHECK(atomic_load(&nl_gate_waiters) == 0, "%u passive waiters left behind", atomic_load(&nl_gate_waiters));
-    nl_gate_force_turns = force;
-    nl_gate_stay_ns = stay;
-    nl_thread_set_node(-1);
+    gate_restore(saved);
 }
 
 int main(int argc, char **argv)

@@ -161,29 +161,28 @@ static void *token_waiter(void *p)
     return p;
 }
 
+/* until `n` waiters are in the condition wait (at most about a second) */
+static void await_in_wait(int n)
+{
+    for (int i = 0; i < 2000; i++) {
+        pthread_mutex_lock(&sm);
+        int now = in_wait;
+        pthread_mutex_unlock(&sm);
+        if (now == n)
+            return;
+        usleep(500);
+    }
+}
+
 static void check_signal(void)
 {
     for (int round = 0; round < 40; round++) {
         pthread_t a, b;
         tokens = in_wait = 0;
         pthread_create(&a, NULL, token_waiter, NULL);
-        for (int i = 0; i < 2000; i++) { /* a first, so that a signal wakes a */
-            pthread_mutex_lock(&sm);
-            int n = in_wait;
-            pthread_mutex_unlock(&sm);
-            if (n == 1)
-                break;
-            usleep(500);
-        }
+        await_in_wait(1); /* a first, so that a signal wakes a */
         pthread_create(&b, NULL, token_waiter, NULL);
-        for (int i = 0; i < 2000; i++) {
-            pthread_mutex_lock(&sm);
-            int n = in_wait;
-            pthread_mutex_unlock(&sm);
-            if (n == 2)
-                break;
-            usleep(500);
-        }
+        await_in_wait(2);
         usleep(2000); /* both asleep in the wait */
         pthread_mutex_lock(&sm);
         tokens = 1;
