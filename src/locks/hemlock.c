@@ -99,8 +99,9 @@ static void hem_wake(nl_hemlock_elem_t *e)
                 if (DONE(v_))                                                                   \
                     goto done_;                                                                 \
                 /* the bit on whatever the word holds now: a change since */           \
-                /* the load is seen here (and a bit set on it is harmless) */             \
-                v_ = atomic_fetch_or_explicit(&(e)->grant, HEM_SLEEP, memory_order_relaxed);   \
+                /* the load is seen here (and a bit set on it is harmless); */            \
+                /* acquire, as the load: the grant it may read is the hand-over */        \
+                v_ = atomic_fetch_or_explicit(&(e)->grant, HEM_SLEEP, memory_order_acquire);   \
                 if (DONE(v_))                                                                   \
                     goto done_;                                                                 \
                 nl_wait_park(w, &(e)->seq, seq_);                                               \
