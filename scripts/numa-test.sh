@@ -19,6 +19,10 @@
 #            guest, and no quota guest (what `make test` runs); else every C test in the 2-node
 #            guest (up to 300 s each under TCG) and the stress harness in the
 #            4-node one
+# Environment: NUMA_TEST_TIMEOUT (seconds per guest, 1800), NUMA_TEST_BOOT_TIMEOUT
+# (seconds from qemu's start to the guest's first line, 300: a guest that
+# boots neither then nor at a second boot fails), NUMA_TEST_TEST_TIMEOUT
+# (per C test in the guest).
 # Exit: 0 passed, 1 failed, 77 skipped (qemu, busybox or the kernel cannot be had:
 # "numa-test skipped: <why>").
 set -u
@@ -29,6 +33,7 @@ SELFCHECK=1
 QUICK=0
 EXPECT=""
 TIMEOUT=${NUMA_TEST_TIMEOUT:-1800}  # per guest
+BOOT_TIMEOUT=${NUMA_TEST_BOOT_TIMEOUT:-300}  # from qemu's start to the guest's first line
 TEST_TIMEOUT=${NUMA_TEST_TEST_TIMEOUT:-}  # per C test inside the guest (default below)
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -146,7 +151,7 @@ four_nodes() {
 
 # boot GUEST EXPECTED_NODES ONLY: the guest's console into its log
 # ($WORK/guest-GUEST[-ONLY].log), its status returned (124: no status, 125:
-# its kernel panicked at boot twice)
+# its kernel did not boot, twice)
 boot() {
     local nodes=$1 expect=$2 only=$3 args dist log rc tests=all levels="" args4 dist4
     if [ "$nodes" = quota ]; then
@@ -176,28 +181,38 @@ boot() {
     log=$WORK/guest-${1}${3:+-$3}.log
     local try pid
     # a kernel that panics at boot (under TCG on a busy host its timer check
-    # can fail: no_timer_check skips it) is stopped and booted once more
+    # can fail: no_timer_check skips it), or whose /init has not printed its
+    # first line BOOT_TIMEOUT seconds after qemu started (a vCPU starved in a
+    # boot-time self-test: soft lockups in cryptomgr_test for 10 minutes,
+    # hence cryptomgr.notests), is stopped and booted once more
+    local t0 bad
     for try in 1 2; do
         rm -f "$WORK/qemu.pid"
         # shellcheck disable=SC2086
         timeout "$TIMEOUT" "$QEMU" -accel tcg,thread=multi -m 768 $args -kernel "$KERNEL" -initrd "$WORK"/initramfs.gz \
-            -append "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check rdinit=/init nl_nodes=$expect nl_dist=$dist nl_only=${levels:+topo}$only nl_levels=$levels nl_test_timeout=$TEST_TIMEOUT nl_tests=$tests" \
+            -append "console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check cryptomgr.notests rdinit=/init nl_nodes=$expect nl_dist=$dist nl_only=${levels:+topo}$only nl_levels=$levels nl_test_timeout=$TEST_TIMEOUT nl_tests=$tests" \
             -nographic -no-reboot -monitor none -nic none -pidfile "$WORK/qemu.pid" </dev/null 2>&1 |
             sed -u 's/\r$//' >"$log" &
-        pid=$!
+        pid=$! t0=$(date +%s) bad=""
         while kill -0 "$pid" 2>/dev/null; do
-            if grep -q 'Kernel panic - not syncing' "$log" 2>/dev/null; then
+            if [ -z "$bad" ] && grep -q 'Kernel panic - not syncing' "$log" 2>/dev/null; then
+                bad=panic
                 sleep 2
-                [ -s "$WORK/qemu.pid" ] && kill "$(cat "$WORK/qemu.pid")" 2>/dev/null
+            elif [ -z "$bad" ] && [ $(($(date +%s) - t0)) -gt "$BOOT_TIMEOUT" ] &&
+                ! grep -q 'numa-test guest: [0-9]* CPUs' "$log" 2>/dev/null; then
+                bad=stalled
             fi
+            [ -n "$bad" ] && [ -s "$WORK/qemu.pid" ] && kill "$(cat "$WORK/qemu.pid")" 2>/dev/null
             sleep 1
         done
         wait "$pid"
-        grep -q 'Kernel panic - not syncing' "$log" || break
-        cp "$log" "$log.panic$try"
+        [ -n "$bad" ] || break
+        [ "$bad" = stalled ] &&
+            echo "numa-test: no first line from the guest within $BOOT_TIMEOUT s of qemu's start (NUMA_TEST_BOOT_TIMEOUT): stopped" >>"$log"
+        cp "$log" "$log.$bad$try"
     done
     rc=$(sed -n 's/^NUMA-TEST-RC=\([0-9]*\).*/\1/p' "$log" | tail -1)
-    [ -n "$rc" ] || { grep -q 'Kernel panic - not syncing' "$log" && return 125; return 124; }
+    [ -n "$rc" ] || { [ -n "$bad" ] && return 125; return 124; }
     return "$rc"
 }
 
@@ -220,7 +235,7 @@ report() {
         return
     fi
     if [ "$rc" = 125 ]; then
-        echo "numa-test: the $what FAILED: its kernel panicked at boot, twice (log $log)"
+        echo "numa-test: the $what FAILED: its kernel did not boot, twice (a panic, or no first line within $BOOT_TIMEOUT s; log $log)"
     elif [ "$rc" = 124 ]; then
         echo "numa-test: the $what FAILED: no exit status on its console within ${TIMEOUT} s (log $log)"
     else
