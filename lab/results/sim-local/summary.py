@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+"""The local machine's kvmap ratios to tas, real (medians of kvmap-*.jsonl, min-max) beside simulated
+(sim-local.jsonl), with hand-overs per operation: python3 lab/results/sim-local/summary.py"""
+import glob, json, os, statistics as st
+
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def records(path):
+    return [json.loads(l)["record"] for l in open(path) if l.startswith('{"record"')]
+
+
+ratio, hand = {}, {}
+for f in sorted(glob.glob(os.path.join(here, "kvmap-*.jsonl"))):
+    r = {(x["lock"], x["threads"]): x for x in records(f)}
+    for (lock, t), x in r.items():
+        ratio.setdefault((lock, t), []).append(x["throughput_ops_per_s"] / r[("tas", t)]["throughput_ops_per_s"])
+        hand.setdefault((lock, t), []).append(x["handovers"] / x["ops"])
+sim = {(x["lock"], x["threads"]): x for x in records(os.path.join(here, "sim-local.jsonl"))}
+print("lock           threads  real (min-max)         simulated  hand-overs/op real / simulated")
+for key in sorted(ratio):
+    s = sim[key]
+    sr = s["throughput_ops_per_s"] / sim[("tas", key[1])]["throughput_ops_per_s"]
+    v = ratio[key]
+    print(f"{key[0]:14} {key[1]:7}  {st.median(v):.3f} ({min(v):.2f}-{max(v):.2f})  {sr:9.3f}  "
+          f"{st.median(hand[key]):.3f} / {s['handovers'] / s['ops']:.3f}")
