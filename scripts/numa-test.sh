@@ -20,7 +20,7 @@
 #            guest (up to 300 s each under TCG) and the stress harness in the
 #            4-node one
 # Environment: NUMA_TEST_TIMEOUT (seconds per guest, 1800), NUMA_TEST_BOOT_TIMEOUT
-# (seconds from qemu's start to the guest's first line, 300: a guest that
+# (seconds from qemu's start to the guest's first line, 120: a guest that
 # boots neither then nor at a second boot fails), NUMA_TEST_TEST_TIMEOUT
 # (per C test in the guest).
 # Exit: 0 passed, 1 failed, 77 skipped (qemu, busybox or the kernel cannot be had:
@@ -33,7 +33,7 @@ SELFCHECK=1
 QUICK=0
 EXPECT=""
 TIMEOUT=${NUMA_TEST_TIMEOUT:-1800}  # per guest
-BOOT_TIMEOUT=${NUMA_TEST_BOOT_TIMEOUT:-300}  # from qemu's start to the guest's first line
+BOOT_TIMEOUT=${NUMA_TEST_BOOT_TIMEOUT:-120}  # from qemu's start to the guest's first line
 TEST_TIMEOUT=${NUMA_TEST_TEST_TIMEOUT:-}  # per C test inside the guest (default below)
 while [ $# -gt 0 ]; do
     case "$1" in
