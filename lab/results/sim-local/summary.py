@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """The local machine's kvmap ratios to tas, real (medians of kvmap-*.jsonl, min-max) beside simulated
 (sim-local.jsonl), with hand-overs per operation: python3 lab/results/sim-local/summary.py"""
-import glob, json, os, statistics as st
+import glob, json, os, statistics as st, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(here))
+from jsonl import unpack  # noqa: E402  (lab/results/jsonl.py: the one reader of these files)
 
 
 def records(path):
-    return [json.loads(l)["record"] for l in open(path) if l.startswith('{"record"')]
+    return unpack([json.loads(l) for l in open(path)])["records"]
 
 
 ratio, hand = {}, {}
