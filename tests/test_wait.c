@@ -498,6 +498,18 @@ static void test_level(void)
     /* the machine is busy with other processes */
     force_load(1000);
     CHECK(nl_load_level(false) == NL_LOAD_SHARED, "busy machine: level %d", nl_load_level(false));
+    /* one task more than the online CPUs (below 16 CPUs) is already a
+     * shared machine: two threads of ours and one busy program on two
+     * CPUs; as many as the CPUs is not */
+    uint32_t cpus = (uint32_t)nl_cpus_online();
+    if (cpus < 16) {
+        force_load(cpus + 1);
+        CHECK(nl_load_level(false) == NL_LOAD_SHARED, "%u runnable on %u CPUs: level %d", cpus + 1, cpus,
+              nl_load_level(false));
+        force_load(cpus);
+        CHECK(nl_load_level(false) == NL_LOAD_FREE, "%u runnable on %u CPUs: level %d", cpus, cpus,
+              nl_load_level(false));
+    }
     /* a waiter that lost its CPU lately */
     force_load(0);
     /* not pinned (a pinned flag could never clear, so it is not set), but

@@ -34,8 +34,10 @@ NL_HIDDEN void nl_load_sample_cgroups_always(void);
  *    queue and at the gate) and one holder outnumber the CPUs it may use
  *    (affinity, cpuset, quota);
  *  - the machine: runnable tasks and this process's passive waiters exceed
- *    the online CPUs by a margin of one task (plus one per 16 CPUs), so a
- *    passing task does not flip the answer;
+ *    the online CPUs (plus one per 16 CPUs): one busy program beside two
+ *    threads on two CPUs is a shared machine (a margin of one task more
+ *    let a queue lock there hand over to waiters that lost their CPU, at
+ *    a third of the barging mutex's throughput);
  *  - a waiter of this process lost its CPU in the last 50 ms (other
  *    processes on its CPUs, a quota that throttles). */
 enum {
@@ -68,7 +70,7 @@ static inline int nl_load_level(bool passive_too)
         atomic_load_explicit(&nl_budget_cpus, memory_order_relaxed))
         return NL_LOAD_OWN;
     uint32_t cpus = (uint32_t)nl_cpus_online();
-    if (atomic_load_explicit(&nl_load_runnable, memory_order_relaxed) + passive > cpus + 1 + cpus / 16 ||
+    if (atomic_load_explicit(&nl_load_runnable, memory_order_relaxed) + passive > cpus + cpus / 16 ||
         atomic_load_explicit(&nl_preempted, memory_order_relaxed))
         return NL_LOAD_SHARED;
     return NL_LOAD_FREE;
