@@ -18,8 +18,16 @@
  * Requests for one line are served one at a time: a miss starts when the
  * line is free; one that moves the modified copy or takes the line
  * exclusively holds it for its whole cost (what makes a contended line
- * collapse), a read of a clean copy for hit_ns (copies go out back to back). Caches have no capacity limit: only coherence and first-touch
- * misses occur. Each miss's cost varies by +-5% (the seeded generator).
+ * collapse), a read of a clean copy for hit_ns (copies go out back to
+ * back). A miss's cost is its request's way there and the data's way back:
+ * the core that held the line modified or exclusive keeps it until the
+ * request arrives, halfway through the transfer, and its own accesses until
+ * then hit (a releasing core that takes its lock again before the waiter's
+ * request arrives keeps it; the waiter reads the value at the end of its
+ * transfer). The directory's state changes when a miss is issued, so that
+ * later requests queue behind it. Caches have no capacity limit: only
+ * coherence and first-touch misses occur. Each miss's cost varies by +-5%
+ * (the seeded generator).
  *
  * Spinning: a fiber that pauses (nl_cpu_relax) after only reading lines
  * nobody wrote since (and writing none that others hold) would read the
@@ -37,6 +45,8 @@ typedef struct line {
     sim_time_t busy_until;
     uint32_t version;
     int16_t owner;           /* core holding it modified or exclusive, -1 */
+    int16_t keeper;          /* the previous owner while the last request travels, -1 */
+    sim_time_t keep_until;   /* ... until then (that request's arrival) */
     int16_t home;            /* socket of its memory, -1 until touched */
     int watch;               /* first watcher (index into watchers), -1 */
     uint32_t misses;         /* for NUMALOCK_SIM_DEBUG's report */
@@ -113,6 +123,7 @@ static line_t *line_of(const volatile void *addr)
     nlines++;
     l->tag = tag;
     l->owner = -1;
+    l->keeper = -1;
     l->home = -1;
     l->watch = -1;
     uintptr_t a = (uintptr_t)addr;
@@ -270,6 +281,25 @@ void sim_access(const volatile void *addr, size_t size, int kind)
     if (l->home < 0)
         l->home = (int16_t)socket_of(core);
     sim_time_t now = f->clock, cost;
+    if (l->keeper == core && now < l->keep_until) {
+        /* our copy, until the request that takes it arrives */
+        cost = sim_m.c_hit;
+        if (kind == SIM_LOAD) {
+            note_read(f, l);
+        } else {
+            l->version++;
+            f->wrote = true; /* another core is about to hold it */
+            if (kind == SIM_RMW)
+                cost += sim_m.c_atomic;
+            for (int i = 0; i < f->nreads; i++)
+                if (f->read_line[i] == l->tag)
+                    f->read_ver[i] = l->version;
+            if (l->watch >= 0)
+                wake_watchers(l, now + cost);
+        }
+        sim_advance(cost);
+        return;
+    }
     bool hit = kind == SIM_LOAD ? has(l, core) : l->owner == core;
     if (hit) {
         cost = sim_m.c_hit;
@@ -289,6 +319,12 @@ void sim_access(const volatile void *addr, size_t size, int kind)
         sim_time_t occupancy = shared_read ? sim_m.c_hit : cost;
         if (start + occupancy > l->busy_until)
             l->busy_until = start + occupancy;
+        if (l->owner >= 0 && l->owner != core) {
+            l->keeper = l->owner;
+            l->keep_until = start + cost / 2;
+        } else {
+            l->keeper = -1;
+        }
         cost = start + cost - now;
         n_miss++;
         f->misses++;

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The local machine's kvmap ratios to tas, real (medians of kvmap-*.jsonl, min-max) beside simulated
-(sim-local.jsonl), with hand-overs per operation: python3 lab/results/sim-local/summary.py"""
+(sim-local.jsonl), with hand-overs per operation: python3 lab/results/sim-local/summary.py [DIR]
+(DIR: a folder of the same files, e.g. host-b/; this folder by default)"""
 import glob, json, os, statistics as st, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(here))
+here = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else here
 from jsonl import unpack  # noqa: E402  (lab/results/jsonl.py: the one reader of these files)
 
 
