@@ -45,8 +45,8 @@ typedef struct line {
     sim_time_t busy_until;
     uint32_t version;
     int16_t owner;           /* core holding it modified or exclusive, -1 */
-    int16_t keeper;          /* the previous owner while the last request travels, -1 */
-    sim_time_t keep_until;   /* ... until then (that request's arrival) */
+    int16_t keeper[2];       /* previous owners while requests travel, -1 */
+    sim_time_t keep_until[2]; /* ... until then (each request's arrival) */
     int16_t home;            /* socket of its memory, -1 until touched */
     int watch;               /* first watcher (index into watchers), -1 */
     uint32_t misses;         /* for NUMALOCK_SIM_DEBUG's report */
@@ -123,7 +123,7 @@ static line_t *line_of(const volatile void *addr)
     nlines++;
     l->tag = tag;
     l->owner = -1;
-    l->keeper = -1;
+    l->keeper[0] = l->keeper[1] = -1;
     l->home = -1;
     l->watch = -1;
     uintptr_t a = (uintptr_t)addr;
@@ -281,7 +281,8 @@ void sim_access(const volatile void *addr, size_t size, int kind)
     if (l->home < 0)
         l->home = (int16_t)socket_of(core);
     sim_time_t now = f->clock, cost;
-    if (l->keeper == core && now < l->keep_until) {
+    if ((l->keeper[0] == core && now < l->keep_until[0]) ||
+        (l->keeper[1] == core && now < l->keep_until[1])) {
         /* our copy, until the request that takes it arrives */
         cost = sim_m.c_hit;
         if (kind == SIM_LOAD) {
@@ -320,10 +321,11 @@ void sim_access(const volatile void *addr, size_t size, int kind)
         if (start + occupancy > l->busy_until)
             l->busy_until = start + occupancy;
         if (l->owner >= 0 && l->owner != core) {
-            l->keeper = l->owner;
-            l->keep_until = start + cost / 2;
-        } else {
-            l->keeper = -1;
+            /* two windows: the holder's, and the next owner's, which
+             * starts only once its own data has arrived */
+            int k = l->keep_until[0] <= l->keep_until[1] ? 0 : 1;
+            l->keeper[k] = l->owner;
+            l->keep_until[k] = start + cost / 2;
         }
         cost = start + cost - now;
         n_miss++;
