@@ -97,7 +97,9 @@ static const char *machines_file(const char *given)
             return path;
     }
 #ifdef NL_SIM_SOURCE_MACHINES
-    return NL_SIM_SOURCE_MACHINES;
+    /* a fixed size: the checkout's path does not move the program's data */
+    static const char source_machines[4096] = NL_SIM_SOURCE_MACHINES;
+    return source_machines;
 #else
     return "sim/machines.txt";
 #endif
