@@ -709,10 +709,10 @@ def section_throughput(grp: Group, directory: Path, written: list[Path]) -> list
     if simulated:
         machine = grp.topology[len(SIMULATED):]
         lines = [f"## Simulated machines: {grp.workload} on `{machine}`", "",
-                 "The library's own lock code on the simulator's model of this machine, in virtual time "
+                 f"The library's own lock code on the simulator's model of `{machine}`, in virtual time "
                  "(`numalock sim`; the model, its parameters and sources: docs/SIMULATION.md). The same "
-                 "workload on this 2-core machine is in the sections above; the simulated figures are what "
-                 "the locks are for: hand-overs between sockets cost what they cost there.", ""]
+                 "workload on the machine that ran this report has its own section; the simulated figures "
+                 "are what the locks are for: hand-overs between sockets cost what they cost there.", ""]
     else:
         lines = [f"## {grp.workload} \u2014 topology `{grp.topology}`", ""]
     if len(grp.files) > 1:
