@@ -268,6 +268,25 @@ static void note_read(sim_fiber_t *f, const line_t *l)
     }
 }
 
+/* A write by the running fiber to line l, which it holds now (its state
+ * already settled): the new version, the atomic's cycles, the fiber's own
+ * record of the line, the watchers woken when the write completes. `others`:
+ * another core holds or is about to hold the line. Returns the cost. */
+static sim_time_t write_done(sim_fiber_t *f, line_t *l, int kind, sim_time_t now, sim_time_t cost, bool others)
+{
+    l->version++;
+    if (kind == SIM_RMW)
+        cost += sim_m.c_atomic;
+    if (others)
+        f->wrote = true;
+    for (int i = 0; i < f->nreads; i++) /* its own write: it knows the new value */
+        if (f->read_line[i] == l->tag)
+            f->read_ver[i] = l->version;
+    if (l->watch >= 0)
+        wake_watchers(l, now + cost);
+    return cost;
+}
+
 void sim_access(const volatile void *addr, size_t size, int kind)
 {
     sim_fiber_t *f = sim_cur;
@@ -283,21 +302,13 @@ void sim_access(const volatile void *addr, size_t size, int kind)
     sim_time_t now = f->clock, cost;
     if ((l->keeper[0] == core && now < l->keep_until[0]) ||
         (l->keeper[1] == core && now < l->keep_until[1])) {
-        /* our copy, until the request that takes it arrives */
+        /* our copy, until the request that takes it arrives (another core
+         * is about to hold it) */
         cost = sim_m.c_hit;
-        if (kind == SIM_LOAD) {
+        if (kind == SIM_LOAD)
             note_read(f, l);
-        } else {
-            l->version++;
-            f->wrote = true; /* another core is about to hold it */
-            if (kind == SIM_RMW)
-                cost += sim_m.c_atomic;
-            for (int i = 0; i < f->nreads; i++)
-                if (f->read_line[i] == l->tag)
-                    f->read_ver[i] = l->version;
-            if (l->watch >= 0)
-                wake_watchers(l, now + cost);
-        }
+        else
+            cost = write_done(f, l, kind, now, cost, true);
         sim_advance(cost);
         return;
     }
@@ -356,16 +367,7 @@ void sim_access(const volatile void *addr, size_t size, int kind)
         memset(l->sharers, 0, sizeof l->sharers);
         l->sharers[core >> 6] = 1ull << (core & 63);
         l->owner = (int16_t)core;
-        l->version++;
-        if (kind == SIM_RMW)
-            cost += sim_m.c_atomic;
-        if (others)
-            f->wrote = true;
-        for (int i = 0; i < f->nreads; i++) /* its own write: it knows the new value */
-            if (f->read_line[i] == l->tag)
-                f->read_ver[i] = l->version;
-        if (l->watch >= 0)
-            wake_watchers(l, now + cost);
+        cost = write_done(f, l, kind, now, cost, others);
     }
     sim_advance(cost);
 }

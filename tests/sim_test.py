@@ -8,7 +8,7 @@
   keep         tas at 2 threads on one socket of cna-2s: the releasing core
                keeps the lock's line until the waiter's request arrives and
                takes the lock again first, so fewer than 0.62 hand-overs an
-               operation (0.69 when the line changed hands at the request)
+               operation (0.68 when the line changed hands at the request)
   every_lock   every registered lock runs kvmap at 8 threads on cna-2s (2 ms):
                a record with operations for each (the NUMA-aware ones may
                leave a thread of the other node waiting that long)
