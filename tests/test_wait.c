@@ -67,11 +67,13 @@ static void on_alarm(int sig)
 static _Atomic uint32_t word;
 static _Atomic uint64_t waiter_parks;
 static _Atomic uint32_t waiter_got;
+static _Atomic int waiter_tid;
 static int broken_nudge;
 
 static void *awaiter(void *p)
 {
     (void)p;
+    atomic_store(&waiter_tid, (int)gettid());
     nl_waiter_t w;
     nl_waiter_init(&w);
     uint32_t v = nl_wait_grant32(&w, &word);
@@ -86,6 +88,28 @@ static void wait_for_word(uint32_t want)
         sleep_ms(1);
 }
 
+/* Until thread `tid` sleeps (state S in /proc: its park's futex wait, the
+ * only sleep it has). The word reads PARKED a moment before that: a change
+ * in between makes the futex wait return at once, so a test that must see
+ * a waiter stay asleep waits for this first (a slow machine, e.g. a qemu
+ * guest, lets the main thread in between). */
+static void wait_asleep(int tid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = 0;
+        const char *paren = strrchr(buf, ')'); /* "tid (comm) S ..." */
+        if (!f || (paren && paren[1] == ' ' && paren[2] == 'S'))
+            return; /* asleep (or no /proc: as before) */
+        sleep_ms(1);
+    }
+}
+
 static void test_nudge(void)
 {
     char err[128];
@@ -96,6 +120,7 @@ static void test_nudge(void)
     pthread_create(&t, NULL, awaiter, NULL);
     wait_for_word(NL_GRANT_PARKED);            /* it spun, then parked */
     if (broken_nudge) {                        /* the word changes, nobody wakes it */
+        wait_asleep(atomic_load(&waiter_tid));
         uint32_t expect = NL_GRANT_PARKED;
         atomic_compare_exchange_strong(&word, &expect, NL_GRANT_WAITING);
     } else {
