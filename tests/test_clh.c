@@ -16,6 +16,7 @@
 #endif
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,12 +36,17 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The waits below yield: the other thread may share this CPU (tests run
+ * beside others, an emulator on one host CPU), and a pure spin waited a
+ * time slice for each of the balance test's 40,000 hand-overs. */
 static int wait_flag(_Atomic int *flag, int value)
 {
     double end = now_s() + 10;
     while (atomic_load(flag) != value)
         if (now_s() > end)
             return 0;
+        else
+            sched_yield();
     return 1;
 }
 
@@ -51,6 +57,8 @@ static int wait_tail_moves(nl_clh_t *l, void *t0)
     while (atomic_load(&l->tail) == t0)
         if (now_s() > end)
             return 0;
+        else
+            sched_yield();
     return 1;
 }
 
