@@ -1,8 +1,17 @@
 #!/usr/bin/env python3
 """Fairness beside busy programs: kvmap virtual:2, each queue lock paired
-with pthread in the same run (numalock bench kvmap --lock L,pthread), beside
-0, 1 or 2 busy loops (sh -c 'while :; do :; done'), RUNS runs interleaved
-(run outermost), medians per lock and thread count.
+with pthread in the same run, beside 0, 1 or 2 busy loops (sh -c 'while :;
+do :; done'), RUNS runs interleaved (run outermost), medians per lock and
+thread count.
+
+One run of a lock is one process (numalock bench kvmap) for every thread
+count, its DURATION seconds per lock cut into SLICES slices, the lock and
+pthread alternating (L,P,P,L,L,P,...: neither always first), each slice on
+new threads. Beside busy loops where the threads land decides a slice (both
+workers on one CPU, or each beside a busy loop: twofold apart), and the
+kernel draws that again for new threads; a run of one slice per lock
+compared two draws, slices average several. The run's throughput is its
+slices' operations over their time, its fairness factor their mean.
 
 Pass rule (per busy count, thread count and lock): the median over the runs
 of the lock's fairness factor minus pthread's in the same run is <= 0.05,
@@ -10,9 +19,9 @@ and the median of throughput(lock) / throughput(pthread) is >= 0.8.
 
   lab/scripts/measure-fair.py [--runs 5] [--numalock build/bin/numalock]
       [--busy 1,2] [--threads 2,4,8,16] [--locks L,M|queue] [--duration 1]
-      [--out lab/results/fair/NAME.jsonl] [--tag TEXT]
-Raw records go to --out as JSON lines (one per lock and run), the summary to
-stdout.
+      [--slices 4] [--out lab/results/fair/NAME.jsonl] [--tag TEXT]
+Raw records go to --out as JSON lines (one per lock, thread count and run),
+the summary to stdout.
 """
 import argparse, json, os, platform, statistics, subprocess, sys, tempfile, time
 
@@ -42,15 +51,29 @@ def hogs_stop(ps):
         p.wait()
 
 
-def pair(cli, lock, threads, duration, tmp):
+def pair(cli, lock, threads, duration, slices, tmp):
+    """{threads: (lock's record, pthread's record)}, each summed over its slices."""
     out = os.path.join(tmp, "r.json")
-    cmd = [cli, "bench", "kvmap", "--lock", f"{lock},pthread", "--threads", str(threads), "--duration",
-           str(duration), "--topology", "virtual:2", "--quiet", "--json", out]
+    order = [(lock, "pthread"), ("pthread", lock)]
+    names = [n for i in range(slices) for n in order[i % 2]]
+    cmd = [cli, "bench", "kvmap", "--lock", ",".join(names), "--threads", ",".join(map(str, threads)),
+           "--duration", str(duration / slices), "--topology", "virtual:2", "--quiet", "--json", out]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     recs = json.load(open(out))["records"]
-    a = next(r for r in recs if r["lock"] == lock)
-    b = next(r for r in recs if r["lock"] == "pthread")
-    return a, b
+
+    def total(name, t):
+        rs = [r for r in recs if r["lock"] == name and r["threads"] == t]
+        assert len(rs) == slices, (name, t, len(rs))
+        ops = sum(r["ops"] for r in rs)
+        secs = sum(r["duration_s"] for r in rs)
+        return dict(throughput_ops_per_s=ops / secs if secs else 0,
+                    fairness_factor=statistics.mean(r["fairness_factor"] for r in rs),
+                    slices_tp=[r["throughput_ops_per_s"] for r in rs],
+                    per_thread_ops=[sum(v) for v in zip(*(r["per_thread_ops"] for r in rs))],
+                    **{k: sum(r.get(k) or 0 for r in rs) for k in ("gate_waits", "parks", "handovers_to_parked",
+                                                                   "handovers")})
+
+    return {t: (total(lock, t), total("pthread", t)) for t in threads}
 
 
 def main():
@@ -61,7 +84,8 @@ def main():
     ap.add_argument("--busy", default="1,2")
     ap.add_argument("--threads", default="2,4,8,16")
     ap.add_argument("--locks", default="queue")
-    ap.add_argument("--duration", default="1")
+    ap.add_argument("--duration", type=float, default=1.0, help="seconds per lock and run")
+    ap.add_argument("--slices", type=int, default=4)
     ap.add_argument("--out", default=None)
     ap.add_argument("--tag", default="")
     a = ap.parse_args()
@@ -80,12 +104,14 @@ def main():
             hogs = hogs_start(busy)
             try:
                 for run in range(1, a.runs + 1):
-                    for t in threads:
-                        for lock, (label, cli) in ((l, c) for l in locks for c in clis):
-                            x, p = pair(cli, lock, t, a.duration, tmp)
-                            load = open("/proc/loadavg").read().split()[0]
+                    for lock, (label, cli) in ((l, c) for l in locks for c in clis):
+                        res = pair(cli, lock, threads, a.duration, a.slices, tmp)
+                        load = open("/proc/loadavg").read().split()[0]
+                        for t, (x, p) in res.items():
                             rec = dict(head, busy=busy, run=run, threads=t, lock=lock, build=label, loadavg=float(load),
+                                       slices=a.slices, duration=a.duration,
                                        tp=x["throughput_ops_per_s"], tp_pthread=p["throughput_ops_per_s"],
+                                       slices_tp=x["slices_tp"], slices_tp_pthread=p["slices_tp"],
                                        ff=x.get("fairness_factor"), ff_pthread=p.get("fairness_factor"),
                                        per_thread=x.get("per_thread_ops"), per_thread_pthread=p.get("per_thread_ops"),
                                        gate_waits=x.get("gate_waits"), parks=x.get("parks"),
