@@ -52,7 +52,7 @@ def hogs_stop(ps):
 
 
 def pair(cli, lock, threads, duration, slices, tmp):
-    """{threads: (lock's record, pthread's record)}, each summed over its slices."""
+    """{threads: (lock's record, pthread's record)}, each over its slices (operations and time summed, fairness the mean)."""
     out = os.path.join(tmp, "r.json")
     order = [(lock, "pthread"), ("pthread", lock)]
     names = [n for i in range(slices) for n in order[i % 2]]
