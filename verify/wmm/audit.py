@@ -42,7 +42,9 @@ def checks():
         if args[:1] == ['-l']:
             bound, args = bound + ' --check-liveness', args[1:]
         if args[:1] == ['-3']:
-            models3, args = args[1], args[2:]
+            # $(full RUN...): RUN with VERIFY_WMM_FULL=1 only, as run.sh reads it
+            models3 = re.sub(r'\$\(full ([^)]*)\)', r'\1' if os.environ.get('VERIFY_WMM_FULL') else '', args[1])
+            args = args[2:]
         while args and args[0] != '--':
             threads.append(int(args.pop(0)))
         cflags = args[1:]

@@ -3,6 +3,12 @@
 #                                                verify/wmm/FILE.c must pass
 #   broken NAME CHECK FILE FROM TO [-u N [-l]] [THREADS] [-- CFLAGS]
 #                                                one order weakened: must fail
+#   $(full RUN...)                               in a -3 list: RUN only with
+#                                                VERIFY_WMM_FULL=1
+# The runs left to VERIFY_WMM_FULL=1 take a minute and more each on the
+# 2-core machine; a run of the same code with fewer threads, or a sibling's
+# 3-thread run, stays in every make verify-wmm (each says which).
+full() { [ -n "${VERIFY_WMM_FULL:-}" ] && echo "$*"; }
 
 check tas
 broken tas-acquire tas src/locks/tas.c \
@@ -77,7 +83,9 @@ broken cna-link cna src/locks/cna.c \
 # loops unrolled 4 (the tail nodes' set-up and the coin thread are loop-free
 # once compiled, so the bound is the waits'); 3 threads RC11 spinning only
 # (a minute each)
-check qspinlock -u 4 -3 rc11
+# (qspinlock's own 3-thread run, 2 min: VERIFY_WMM_FULL=1; qspinlock-cna's
+# is the same queue with CNA's hand-over, as many executions, and stays)
+check qspinlock -u 4 -3 "$(full rc11)"
 check qspinlock-cna:qspinlock -u 4 -3 rc11 -- -DNL_QS_CNA
 broken qspinlock-unlock qspinlock include/numalock/qspinlock.h \
     'NL_ATOMIC_FETCH_AND(&l->val, ~0xffu, __ATOMIC_RELEASE);' \
@@ -87,10 +95,12 @@ broken qspinlock-unlock qspinlock include/numalock/qspinlock.h \
 # nodes (two on one node): the global lock contended, one local lock too,
 # passed within the node up to twice. Their 3-thread runs take minutes under
 # IMM and with parking (c-bo-mcs parking: 132 s): RC11 spinning only (their
-# 2-thread runs park; c-tkt-tkt's ticket waiters never park)
-check c-bo-mcs:cohort -3 rc11
+# 2-thread runs park; c-tkt-tkt's ticket waiters never park). c-bo-mcs's
+# and hmcs's 3-thread runs (a minute and a half each): VERIFY_WMM_FULL=1;
+# c-tkt-tkt's (half a minute) stays for the composition
+check c-bo-mcs:cohort -3 "$(full rc11)"
 check c-tkt-tkt:cohort -3 rc11 -- -DNL_COHORT_TKT
-check hmcs -3 rc11
+check hmcs -3 "$(full rc11)"
 broken hmcs-link hmcs src/locks/mcs_queue.h \
     'atomic_store_explicit(&pred->next, me, memory_order_release)' \
     'atomic_store_explicit(&pred->next, me, memory_order_relaxed)'
@@ -170,7 +180,8 @@ broken cst-reader cst_rwsem src/locks/cst_rwsem.c \
 check fc 2 -- -DFC_CLEAN_EVERY=1 -DFC_AGE=0
 check fc-repush:fc 2 -- -DFC_CLEAN_EVERY=1 -DFC_AGE=0 -DNL_ROUNDS=2 '-DNL_ROUNDS_OF(tid)=(2-(tid))' \
     -DNL_DELEG_PREALLOC -DFC_PASSES=1
-check fc-3:fc -3 rc11 3 -- -DNL_DELEG_PREALLOC -DFC_PASSES=1
+# (fc-3: 80 s, VERIFY_WMM_FULL=1; the 2-thread fc checks stay)
+check fc-3:fc -3 "$(full rc11)" 3 -- -DNL_DELEG_PREALLOC -DFC_PASSES=1
 check sanl 2
 # the slots joined by the threads' first requests (the chunk allocation race)
 check sanl-first:sanl 2 -- -DNL_SANL_FIRST_USE
@@ -208,11 +219,11 @@ broken futex-rwlock-lost-wake futex_rwlock src/locks/futex_rwlock.c \
 # workers queue; 3 threads: a head, a waiter of its node behind it, the
 # shuffle). -u 2: the waiter's and the head's loops write (shuffle passes,
 # the filter, early wakes, nudges), so GenMC cannot read them as awaits;
-# safety only. 3 threads RC11 only: shfl with waiters that spin (15 s),
-# shfl-block with waiters that park (30 s); shfl's parking waiters (75 s)
-# and IMM are left to the 2-thread runs
+# safety only. 3 threads RC11 only: shfl with waiters that spin (40 s);
+# shfl-block with waiters that park (80 s) with VERIFY_WMM_FULL=1; shfl's
+# parking waiters and IMM are left to the 2-thread runs
 check shfl -u 2 -3 rc11
-check shfl-block:shfl -u 2 -3 rc11/park -- -DNL_SHFL_BLOCK
+check shfl-block:shfl -u 2 -3 "$(full rc11/park)" -- -DNL_SHFL_BLOCK
 broken shfl-unlock shfl src/locks/shfl.c \
     'atomic_fetch_and_explicit(&l->val, ~SH_LOCK_MASK, memory_order_release);' \
     'atomic_fetch_and_explicit(&l->val, ~SH_LOCK_MASK, memory_order_relaxed);' -u 2
@@ -263,13 +274,14 @@ broken clh-release clh src/locks/clh.c \
 # each watching it (with parking both asleep on it). The grant made
 # relaxed: the successor enters without the section; the grant that finds
 # its waiter asleep on the element and does not wake it (a lost wake-up).
-# The 3-thread runs with parking take minutes (hemlock 45 s, -2locks 5 min
-# under RC11; IMM two to three times that; -pool's 3 min RC11, 11 min IMM):
-# RC11 only, and -pool's 3-thread run spinning only.
-check hemlock -3 'rc11 rc11/park imm'
+# The 3-thread runs with parking take minutes (hemlock 4 min since its
+# fetch-or acquires, -2locks 19 min under RC11; IMM two to three times
+# that; -pool's 3 min RC11, 11 min IMM): RC11 with VERIFY_WMM_FULL=1 only
+# (the 2-thread runs park), and -pool's 3-thread run spinning only.
+check hemlock -3 "rc11 imm $(full rc11/park)"
 check hemlock-pool:hemlock -3 rc11 -- -DHEM_NODE_FREE
-# (with parked waiters: 3 million executions, 19 minutes; VERIFY_WMM_FULL=1)
-check hemlock-2locks:hemlock -3 "rc11 imm${VERIFY_WMM_FULL:+ rc11/park}" 3 -- -DHEM_TWO_LOCKS
+# (with parked waiters: 3 million executions)
+check hemlock-2locks:hemlock -3 "rc11 imm $(full rc11/park)" 3 -- -DHEM_TWO_LOCKS
 broken hemlock-grant hemlock src/locks/hemlock.c \
     'if (atomic_exchange_explicit(&self->grant, lock, memory_order_release) & HEM_SLEEP)' \
     'if (atomic_exchange_explicit(&self->grant, lock, memory_order_relaxed) & HEM_SLEEP)'
