@@ -893,7 +893,13 @@ int main(int argc, char **argv)
         check_fork();
         check_pshared();
     }
-    check_many_threads();
+    /* a thread's start costs about 2 ms under the emulator (17,000: half a
+     * minute); the slots are the preload's, not the lock's, so make test-arm
+     * recycles them under one lock only */
+    if (getenv("NL_SEMANTICS_NO_RECYCLING"))
+        printf("skipped thread-slot-recycling (checked under another lock)\n");
+    else
+        check_many_threads();
     check_footprint();
     printf("all semantics checks passed\n");
     return 0;
