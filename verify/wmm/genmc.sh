@@ -2,14 +2,20 @@
 # Build GenMC 0.9 (the model checker of verify/wmm; GNU GPL v3, a build
 # tool, never linked into anything shipped) into a folder, once, and print
 # the path of its binary.
-#   verify/wmm/genmc.sh DIR
+#   verify/wmm/genmc.sh DIR [--deps]
+# --deps: only install the packages the build needs (CI does it before it
+# builds GenMC in the background beside other steps that may install too).
 # Source: the archive named by GENMC_SRC (the v0.9 release of
 # https://github.com/MPI-SWS/genmc, e.g. its GitHub tag archive), else that
 # archive downloaded. Built with Debian's LLVM 15 (installed when missing);
 # DIR is GenMC's install prefix: it finds its own headers there, so the
 # folder stays where it was built.
 set -e
-out=${1:?usage: verify/wmm/genmc.sh DIR}
+out=${1:?usage: verify/wmm/genmc.sh DIR [--deps]}
+case "${2:-}" in
+''|--deps) ;;
+*) echo "genmc: unknown option '$2': the only option is --deps" >&2; exit 2 ;;
+esac
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 # The build carries one fix of GenMC 0.9 (below); a build without it is
@@ -21,6 +27,7 @@ fi
 top=$(cd "$(dirname "$0")/../.." && pwd)
 sh "$top/scripts/apt-missing.sh" "GenMC build" llvm-15-dev clang-15 autoconf automake make g++ \
     libffi-dev zlib1g-dev libedit-dev >&2
+[ "${2:-}" = --deps ] && exit 0
 url=https://github.com/MPI-SWS/genmc/archive/refs/tags/v0.9.tar.gz
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
