@@ -62,7 +62,7 @@ test-c:
 	  rc=$$?; python3 $(CURDIR)/scripts/ctest-skips.py ctest.xml; exit $$rc
 
 test-tsan: tsan
-	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 exitcode=66" ctest -j $(JOBS) --output-on-failure -LE verify \
+	cd $(TSAN_BUILD) && TSAN_OPTIONS="halt_on_error=1 exitcode=66 atexit_sleep_ms=0" ctest -j $(JOBS) --output-on-failure -LE verify \
 	  --timeout 900 --output-junit ctest.xml; rc=$$?; python3 $(CURDIR)/scripts/ctest-skips.py ctest.xml; exit $$rc
 
 # aarch64: the library, the preload library and the tests cross-built with

@@ -29,7 +29,7 @@ foreach(lock sanl fc mcs)
         COMMAND stress --lock ${lock} --threads ${t} --topology ${topo} --ops 40000 --execute --watchdog 60)
       set_tests_properties(deleg.stress_execute.${lock}.t${t}.${topo} PROPERTIES TIMEOUT 300
         LABELS "${NL_DELEG_LABEL};stress"
-        ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66 second_deadlock_stack=1")
+        ENVIRONMENT "${NL_TSAN_ENV}")
     endforeach()
   endforeach()
 endforeach()
@@ -38,7 +38,7 @@ foreach(t ${NL_DELEG_THREADS})
   foreach(topo ${NL_DELEG_TOPOS})
     add_test(NAME deleg.harness.t${t}.${topo} COMMAND test_delegation all --threads ${t} --topology ${topo})
     set_tests_properties(deleg.harness.t${t}.${topo} PROPERTIES TIMEOUT 300 LABELS ${NL_DELEG_LABEL}
-      ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66 second_deadlock_stack=1")
+      ENVIRONMENT "${NL_TSAN_ENV}")
   endforeach()
 endforeach()
 

@@ -8,7 +8,7 @@ foreach(pct 50 90)
     add_test(NAME stress_rw.futex-rwlock.r${pct}.t${t}
       COMMAND stress --lock futex-rwlock --threads ${t} --topology virtual:2 --read-pct ${pct} --ops 60000)
     set_tests_properties(stress_rw.futex-rwlock.r${pct}.t${t} PROPERTIES TIMEOUT 180 LABELS "stress;tsan"
-      ENVIRONMENT "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
+      ENVIRONMENT "${NL_TSAN_ENV}")
   endforeach()
 endforeach()
 

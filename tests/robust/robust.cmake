@@ -13,7 +13,7 @@ target_compile_options(nl_robust_signals PRIVATE ${NL_WARN})
 # in parked waits, nested locks in one gate bucket with more threads than CPUs
 if(NL_SANITIZE_THREAD)
   set(NL_RB_SECONDS 1)
-  set(NL_RB_ENV "TSAN_OPTIONS=halt_on_error=1 exitcode=66")
+  set(NL_RB_ENV "${NL_TSAN_ENV}")
 else()
   set(NL_RB_SECONDS 2)
   set(NL_RB_ENV "")
