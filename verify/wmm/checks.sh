@@ -26,12 +26,16 @@ broken ticket-await ticket src/locks/ticket_impl.h \
     'while (atomic_load_explicit(&l->owner, memory_order_relaxed) != me)'
 
 check hbo 2
-check hbo -u 4 3
+# (its 3-thread run under IMM with parked waiters, 45 s: VERIFY_WMM_FULL=1;
+# RC11's stays)
+check hbo -u 4 -3 "rc11 rc11/park imm $(full imm/park)" 3
 broken hbo-release hbo include/numalock/spinlocks.h \
     'NL_ATOMIC_XCHG(&l->word, 0, __ATOMIC_RELEASE)' \
     'NL_ATOMIC_XCHG(&l->word, 0, __ATOMIC_RELAXED)'
 
-check mcs
+# (mcs's and mcs-futex2's 3-thread runs under IMM with parked waiters, 40 s
+# each: VERIFY_WMM_FULL=1; RC11's stay)
+check mcs -3 "rc11 rc11/park imm $(full imm/park)"
 broken mcs-link mcs src/locks/mcs_queue.h \
     'atomic_store_explicit(&pred->next, me, memory_order_release)' \
     'atomic_store_explicit(&pred->next, me, memory_order_relaxed)'
@@ -47,7 +51,7 @@ broken grant mcs src/wait/wait.h \
 # second word names, env.c), 2 and 3 threads parking; the waiter's node
 # written after it published PARKED: a grant that reads the node before
 # that write wakes another node's bucket (a lost wake-up)
-check mcs-futex2:mcs -3 'rc11/park imm/park' -- -DNL_VERIFY_FUTEX2
+check mcs-futex2:mcs -3 "rc11/park $(full imm/park)" -- -DNL_VERIFY_FUTEX2
 broken node-late mcs src/wait/grant.c \
     '    if (form == GW_32N && atomic_load_explicit(w32, memory_order_relaxed) == NL_GRANT_WAITING)
         nl_futex_node_claim(w32);
