@@ -87,8 +87,12 @@ recs=json.load(open('$T/lat.json'))['records']
 names=[r['lock'] for r in recs]; assert names==['mcs','pthread'], names
 p=[r for r in recs if r['lock']=='pthread'][0]; assert abs(p['ratio_to_baseline']-1.0)<1e-9
 assert all(r['ns_per_pair']>0 for r in recs)
-# one ratio, one direction: above 1 is faster than pthread (its ns over the lock's, median of rounds)
-m=recs[0]; assert 'ratio_to_pthread' not in m and (m['ratio_to_baseline']>1)==(m['ns_per_pair']<p['ns_per_pair']), m
+# one ratio, one direction: above 1 is faster than pthread. The ratio is the median of the rounds' own
+# ratios (paired), ns_per_pair each lock's median: where the two locks are within 10 % of each other (mcs
+# and pthread uncontended: 24 ns each) the two medians may fall on either side of 1
+m=recs[0]; q=p['ns_per_pair']/m['ns_per_pair']
+assert 'ratio_to_pthread' not in m and (abs(q-1)<0.1 or (m['ratio_to_baseline']>1)==(q>1)), m
+assert 0.5*q < m['ratio_to_baseline'] < 2*q, (m, q)
 " && ok || bad "bench latency json"
 
 # the console table: a labelled column per figure, no raw JSON, no column of '-' only
