@@ -278,10 +278,10 @@ broken clh-release clh src/locks/clh.c \
 # each watching it (with parking both asleep on it). The grant made
 # relaxed: the successor enters without the section; the grant that finds
 # its waiter asleep on the element and does not wake it (a lost wake-up).
-# The 3-thread runs with parking take minutes (hemlock 4 min since its
-# fetch-or acquires, -2locks 19 min under RC11; IMM two to three times
-# that; -pool's 3 min RC11, 11 min IMM): RC11 with VERIFY_WMM_FULL=1 only
-# (the 2-thread runs park), and -pool's 3-thread run spinning only.
+# The 3-thread runs with parking take minutes (hemlock 4 min, -2locks 19
+# min under RC11; IMM two to three times that; -pool's 3 min RC11, 11 min
+# IMM): RC11 with VERIFY_WMM_FULL=1 only (the 2-thread runs park), and
+# -pool's 3-thread run spinning only.
 check hemlock -3 "rc11 imm $(full rc11/park)"
 check hemlock-pool:hemlock -3 rc11 -- -DHEM_NODE_FREE
 # (with parked waiters: 3 million executions)
