@@ -61,10 +61,14 @@ static _Atomic int failed;
 static long writes_expected[1024];
 static pthread_barrier_t start_barrier;
 
+/* the first failing thread reports and ends the process; any later one waits
+ * for that end, so that its _exit cannot cut the report short */
 static void fail(const char *what, int tid)
 {
-    if (atomic_exchange(&failed, 1) == 0)
-        fprintf(stderr, "stress: FAIL lock=%s threads=%d: %s (thread %d)\n", ops->name, nthreads, what, tid);
+    if (atomic_exchange(&failed, 1) != 0)
+        for (;;)
+            pause();
+    fprintf(stderr, "stress: FAIL lock=%s threads=%d: %s (thread %d)\n", ops->name, nthreads, what, tid);
     fflush(stderr);
     _exit(1);
 }
