@@ -545,6 +545,32 @@ static void test_level(void)
     force_load(0);
 }
 
+/* ---- counted: only the adaptive policy counts its spinners ----------------- */
+/* The count is read by the adaptive policy alone (nl_load_level), and only
+ * its sampler turns the counting off: under the other policies counting
+ * would cost every contended acquisition two atomics on one process-wide
+ * line and tell nobody anything. */
+static void test_counted(void)
+{
+    static const char *const policies[] = { "adaptive", "spin", "yield", "park" };
+    char err[256];
+    for (int i = 0; i < 4; i++) {
+        CHECK(nl_wait_set_policy(policies[i], err, sizeof err) == 0, "%s: %s", policies[i], err);
+        force_load(0);
+        atomic_store(&nl_count_spinners, 1); /* as when threads outnumber the CPUs */
+        nl_waiter_t w;
+        nl_wait_begin(&w, NULL, NULL, false);
+        uint32_t during = atomic_load(&nl_spinning);
+        nl_wait_end(&w);
+        uint32_t want = i == 0 ? 1 : 0;
+        CHECK(during == want, "%s: %u waiters counted while one waits, want %u", policies[i], during, want);
+        CHECK(atomic_load(&nl_spinning) == 0, "%s: %u counted after the wait", policies[i],
+              atomic_load(&nl_spinning));
+    }
+    CHECK(nl_wait_set_policy("adaptive", err, sizeof err) == 0, "adaptive: %s", err);
+    force_load(0);
+}
+
 /* ---- stats: contention counted from the slow path, no trylock first -------- */
 /* mcs behind an ops table that counts the calls of its try_acquire */
 static _Atomic int try_calls;
@@ -707,6 +733,8 @@ int main(int argc, char **argv)
             test_budget();
         if (all || !strcmp(what, "level"))
             test_level();
+        if (all || !strcmp(what, "counted"))
+            test_counted();
         if (all || !strcmp(what, "stats"))
             test_stats();
         if (all || !strcmp(what, "elsewhere"))

@@ -150,9 +150,12 @@ static inline void nl_waiter_lazy(nl_waiter_t *w)
         nl_waiter_init(w);
 }
 
+/* only the adaptive policy reads the count (nl_load_level), and only its
+ * sampler turns the counting off: under the others it would cost every
+ * contended acquisition two atomics on one process-wide line */
 static inline void nl_wait_count(nl_waiter_t *w)
 {
-    if (atomic_load_explicit(&nl_count_spinners, memory_order_relaxed)) {
+    if (nl_wait_policy.kind == NL_WAIT_ADAPTIVE && atomic_load_explicit(&nl_count_spinners, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&nl_spinning, 1, memory_order_relaxed);
         w->counted = 1;
     }
