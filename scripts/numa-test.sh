@@ -254,7 +254,7 @@ side_by_side() {
     [ -x "$sim" ] || { echo "numa-test: no simulator in $BUILD: the guest's kvmap figures alone"; return 0; }
     out=$WORK/sim-qemu-2n.json
     NUMALOCK_WAIT=yield NUMALOCK_CNA_FAIRNESS=time:100ms "$sim" kvmap --machine qemu-2n --lock cna,qspinlock-cna,mcs --threads 8 --virtual-ms 200 \
-        --pin nodes --quiet --json "$out" >/dev/null 2>&1 || { echo "numa-test: the simulator failed on qemu-2n"; return 0; }
+        --pin nodes --quiet --json "$out" >/dev/null || { echo "numa-test: the simulator failed on qemu-2n"; return 0; }
     line="numa-test: kvmap, 8 threads bound to 2 nodes, waiters that yield, CNA's stay 100 ms: remote share in"
     line="$line the guest / in its model"
     line="$line (numalock sim --machine qemu-2n):"

@@ -105,16 +105,31 @@ static const char *machines_file(const char *given)
 #endif
 }
 
+/* a run that cannot have the addresses of every other run says so (its
+ * figures are one sample of another layout) */
+static void not_fixed(const char *what)
+{
+    fprintf(stderr, "numalock sim: %s (%s): this run's addresses, and so its figures, may differ from another run's\n",
+            what, strerror(errno));
+}
+
 /* a run is deterministic only with the same addresses every time (the
  * library hashes lock addresses): without address randomisation */
 static void same_addresses(char **argv)
 {
     int p = personality(0xffffffff);
-    if (p == -1 || (p & ADDR_NO_RANDOMIZE) || getenv("NUMALOCK_SIM_ASLR"))
+    if (p == -1) {
+        not_fixed("cannot read the process's personality");
         return;
-    if (personality((unsigned long)p | ADDR_NO_RANDOMIZE) == -1)
+    }
+    if ((p & ADDR_NO_RANDOMIZE) || getenv("NUMALOCK_SIM_ASLR"))
         return;
+    if (personality((unsigned long)p | ADDR_NO_RANDOMIZE) == -1) {
+        not_fixed("cannot turn off address randomisation");
+        return;
+    }
     execv("/proc/self/exe", argv);
+    not_fixed("cannot run itself again without address randomisation");
 }
 
 /* ... and at addresses that do not depend on the environment: the initial
@@ -136,16 +151,21 @@ static int bench_main_fixed_stack(int argc, char **argv, const char *cmd)
 {
     const size_t size = 64u << 20; /* reserved, touched as used */
     void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (stack == MAP_FAILED || getcontext(&run.bench))
+    if (stack == MAP_FAILED || getcontext(&run.bench)) {
+        not_fixed("cannot set up the workload's own stack");
         return bench_main(argc, argv, cmd);
+    }
     /* one block, each string on lines of its own: the heap after it and
      * the lines each string takes do not depend on the others' lengths */
     static char args[1 << 16] __attribute__((aligned(64)));
     size_t off = 0;
     for (int i = 0; i < argc; i++) {
         size_t n = strlen(argv[i]) + 1;
-        if (off + n > sizeof args)
+        if (off + n > sizeof args) {
+            errno = E2BIG;
+            not_fixed("cannot copy the arguments to their fixed place");
             return bench_main(argc, argv, cmd);
+        }
         argv[i] = memcpy(args + off, argv[i], n);
         off += (n + 63) & ~(size_t)63;
     }
@@ -154,8 +174,10 @@ static int bench_main_fixed_stack(int argc, char **argv, const char *cmd)
     run.bench.uc_stack.ss_size = size;
     run.bench.uc_link = &run.caller;
     makecontext(&run.bench, run_bench, 0);
-    if (swapcontext(&run.caller, &run.bench))
+    if (swapcontext(&run.caller, &run.bench)) {
+        not_fixed("cannot switch to the workload's own stack");
         return bench_main(argc, argv, cmd);
+    }
     return run.rc;
 }
 
