@@ -11,7 +11,9 @@
  *                      the same cache domain, socket, or 1 or 2 hops away),
  *                      else from the nearest copy (this domain's last-level
  *                      cache: llc_ns) or from memory (local or remote),
- *                      whichever is nearer
+ *                      whichever is nearer; a copy on its way to a cache
+ *                      serves only once it has arrived, and a request from
+ *                      a domain whose cache awaits a copy waits for that one
  *   a write or atomic  as a read miss for the data, and every other copy
  *                      invalidated (the farthest one's distance); an atomic
  *                      adds atomic_cycles
@@ -40,6 +42,8 @@
 #include <string.h>
 #include "sim.h"
 
+#define SIM_COMING 8 /* copies of one line on their way at once (more: the oldest forgotten) */
+
 typedef struct line {
     uint64_t tag;            /* (address >> 6) + 1; 0: free slot */
     sim_time_t busy_until;
@@ -48,6 +52,8 @@ typedef struct line {
     int16_t keeper[2];       /* previous owners while requests travel, -1 */
     sim_time_t keep_until[2]; /* ... until then (each request's arrival) */
     int16_t home;            /* socket of its memory, -1 until touched */
+    int16_t coming_domain[SIM_COMING]; /* copies on their way: to which cache domain, */
+    sim_time_t coming_at[SIM_COMING];  /* ... arriving when (past: there, slot free) */
     int watch;               /* first watcher (index into watchers), -1 */
     uint32_t misses;         /* for NUMALOCK_SIM_DEBUG's report */
     uint64_t sharers[SIM_WORDS];
@@ -177,6 +183,29 @@ void sim_mem_stats(uint64_t *accesses, uint64_t *misses, uint64_t *llc_misses, u
     *n = nlines;
 }
 
+/* when the copy on its way to domain d arrives, if after `at`; else 0 */
+static sim_time_t coming(const line_t *l, int d, sim_time_t at)
+{
+    for (int i = 0; i < SIM_COMING; i++)
+        if (l->coming_at[i] > at && l->coming_domain[i] == d)
+            return l->coming_at[i];
+    return 0;
+}
+
+/* a read miss from domain d at `now`, its data arriving at `at` */
+static void note_coming(line_t *l, int d, sim_time_t now, sim_time_t at)
+{
+    int k = 0;
+    for (int i = 0; i < SIM_COMING; i++) {
+        if (l->coming_at[i] > now && l->coming_domain[i] == d)
+            return; /* this cache awaits one already (the request waited for it) */
+        if (l->coming_at[i] < l->coming_at[k])
+            k = i;
+    }
+    l->coming_domain[k] = (int16_t)d;
+    l->coming_at[k] = at;
+}
+
 static inline bool has(const line_t *l, int core) { return (l->sharers[core >> 6] >> (core & 63)) & 1; }
 static inline int socket_of(int core) { return sim_m.cpu_socket[core]; }
 static inline int domain_of(int core) { return sim_m.cpu_domain[core]; }
@@ -209,19 +238,27 @@ static sim_time_t memory(int c, const line_t *l)
     return sim_m.c_mem[l->home < 0 ? 0 : sim_hops(socket_of(c), l->home)];
 }
 
-/* the data for core c: from the modified copy, the nearest other copy, or memory */
-static sim_time_t fetch(int c, const line_t *l, bool *off_socket)
+/* the data for core c, asked for at `at`: from the modified copy, the nearest
+ * other copy, or memory; how long after `at` it arrives */
+static sim_time_t fetch(int c, const line_t *l, sim_time_t at, bool *off_socket)
 {
     if (l->owner >= 0 && l->owner != c) {
         *off_socket = socket_of(l->owner) != socket_of(c);
         return dist(c, l->owner, true, l->home);
+    }
+    sim_time_t own = coming(l, domain_of(c), at);
+    if (own) { /* our cache has asked for it already: the request waits there */
+        *off_socket = false;
+        return own - at + sim_m.c_llc;
     }
     sim_time_t best = memory(c, l);
     *off_socket = true;
     for (int w = 0; w < SIM_WORDS; w++)
         for (uint64_t bits = l->sharers[w]; bits; bits &= bits - 1) {
             int o = w * 64 + __builtin_ctzll(bits);
-            sim_time_t d = dist(c, o, false, l->home);
+            sim_time_t d = dist(c, o, false, l->home), there = coming(l, domain_of(o), at);
+            if (there)
+                d += there - at;
             if (d < best || (d == best && socket_of(o) == socket_of(c))) {
                 best = d;
                 *off_socket = socket_of(o) != socket_of(c);
@@ -321,13 +358,13 @@ void sim_access(const volatile void *addr, size_t size, int kind)
          * hand out copies back to back); moving the modified copy, or taking
          * the line exclusively, holds it for the whole transfer */
         bool shared_read = kind == SIM_LOAD && (l->owner < 0 || l->owner == core);
-        sim_time_t data = has(l, core) ? sim_m.c_llc : fetch(core, l, &off);
+        sim_time_t start = l->busy_until > now ? l->busy_until : now;
+        sim_time_t data = has(l, core) ? sim_m.c_llc : fetch(core, l, start, &off);
         if (kind != SIM_LOAD) {
             sim_time_t inv = invalidate(core, l);
             data = inv > data ? inv : data;
         }
         cost = jitter(data);
-        sim_time_t start = l->busy_until > now ? l->busy_until : now;
         sim_time_t occupancy = shared_read ? sim_m.c_hit : cost;
         if (start + occupancy > l->busy_until)
             l->busy_until = start + occupancy;
@@ -338,6 +375,8 @@ void sim_access(const volatile void *addr, size_t size, int kind)
             l->keeper[k] = l->owner;
             l->keep_until[k] = start + cost / 2;
         }
+        if (kind == SIM_LOAD)
+            note_coming(l, domain_of(core), now, start + cost);
         cost = start + cost - now;
         n_miss++;
         f->misses++;
@@ -365,6 +404,7 @@ void sim_access(const volatile void *addr, size_t size, int kind)
             others = (l->sharers[w] & ~(w == core >> 6 ? 1ull << (core & 63) : 0)) != 0;
         others = others || l->watch >= 0;
         memset(l->sharers, 0, sizeof l->sharers);
+        memset(l->coming_at, 0, sizeof l->coming_at); /* copies on their way too */
         l->sharers[core >> 6] = 1ull << (core & 63);
         l->owner = (int16_t)core;
         cost = write_done(f, l, kind, now, cost, others);

@@ -9,6 +9,11 @@
                keeps the lock's line until the waiter's request arrives and
                takes the lock again first, so fewer than 0.62 hand-overs an
                operation (0.68 when the line changed hands at the request)
+  inflight     the ticket lock's contention test, 16 threads round-robin over the
+               8 sockets of hp-8s: a copy on its way to a cache serves nobody
+               before it arrives (a socket's second spinner waits for the
+               first one's copy), so at least 7 off-socket misses an operation
+               (6.5 when the copy served at once)
   every_lock   every registered lock runs kvmap at 8 threads on cna-2s (2 ms):
                a record with operations for each (the NUMA-aware ones may
                leave a thread of the other node waiting that long)
@@ -75,6 +80,16 @@ def keep(numalock):
     h = r["handovers"] / r["ops"]
     print("keep: tas at 2 threads on one socket, %.3f hand-overs an operation" % h)
     return "tas hands over %.3f of its operations (>= 0.62)" % h if h >= 0.62 else None
+
+
+def inflight(numalock):
+    cpus = ",".join(str(s * 15 + k) for k in range(2) for s in range(8))
+    env = dict(os.environ, NUMALOCK_WAIT="spin")
+    r = sim(numalock, ["contention", "--machine", "hp-8s", "--lock", "ticket", "--threads", "16", "--cpus", cpus,
+                       "--mem-node", "1", "--count", "0", "--virtual-ms", "2"], env=env)[0]
+    m = r["sim_llc_misses_per_op"]
+    print("inflight: %.2f off-socket misses an operation" % m)
+    return "%.2f off-socket misses an operation (< 7)" % m if m < 7 else None
 
 
 def every_lock(numalock):

@@ -4,16 +4,16 @@
 
 The published latencies of the Xeon E7 v2 are few (sim/machines.txt says
 which are derived), and the library's ticket lock is not the slides' kernel
-spinlock: it tries a compare-and-swap before it takes a ticket, which costs
-one more transfer of the lock's line per contended acquisition. So two
+spinlock (it tries a compare-and-swap before it takes a ticket). So two
 parameters of the E7 v2 are set here, each by bisection until the
-geometric mean of predicted/published over its rows is 1:
+geometric mean of predicted/published over its rows (each the median of
+hp.py's seeds) is 1:
   - c2c_domain_ns (= c2c_socket_ns), on the 1-socket rows (table 1s);
   - remote1_ns, on the rows that cross sockets in the 2-socket tables (2s,
     the round-robin rows of 2s-rr, the rows of 2s-grow past 15 cores).
 Prints the values to put into sim/machines.txt for every hp-* machine.
 
-usage: calibrate_hp.py NUMALOCK_SIM [--virtual-ms MS] [--jobs N]
+usage: calibrate_hp.py NUMALOCK_SIM [--virtual-ms MS] [--seeds N] [--jobs N]
 """
 import argparse
 import concurrent.futures
@@ -50,7 +50,7 @@ def geomean_ratio(a, rows, values):
         path = f.name
     try:
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-            done = list(ex.map(lambda r: hp.run(a.sim, r, a.virtual_ms, path), rows))
+            done = list(ex.map(lambda r: hp.run(a.sim, r, a.virtual_ms, path, a.seeds), rows))
     finally:
         os.unlink(path)
     return math.exp(sum(math.log(r["predicted"] / r["published"]) for r in done) / len(done))
@@ -74,6 +74,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("sim")
     ap.add_argument("--virtual-ms", type=float, default=1)
+    ap.add_argument("--seeds", type=int, default=3, help="each row the median over seeds 1..N (hp.py's)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     a = ap.parse_args()
     rows = list(hp.rows())
