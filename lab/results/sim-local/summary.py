@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The local machine's kvmap ratios to tas, real (medians of kvmap-*.jsonl, min-max) beside simulated
-(sim-local.jsonl), with hand-overs per operation: python3 lab/results/sim-local/summary.py [DIR]
+(medians of sim-seed-*.jsonl, one per seed, else sim-local.jsonl), with hand-overs per operation:
+python3 lab/results/sim-local/summary.py [DIR]
 (DIR: a folder of the same files, e.g. host-b/; this folder by default)"""
 import glob, json, os, statistics as st, sys
 
@@ -20,11 +21,17 @@ for f in sorted(glob.glob(os.path.join(here, "kvmap-*.jsonl"))):
     for (lock, t), x in r.items():
         ratio.setdefault((lock, t), []).append(x["throughput_ops_per_s"] / r[("tas", t)]["throughput_ops_per_s"])
         hand.setdefault((lock, t), []).append(x["handovers"] / x["ops"])
-sim = {(x["lock"], x["threads"]): x for x in records(os.path.join(here, "sim-local.jsonl"))}
-print("lock           threads  real (min-max)         simulated  hand-overs/op real / simulated")
+# simulated: sim-seed-*.jsonl (one run per seed: the median and range), else sim-local.jsonl (one run)
+sims = sorted(glob.glob(os.path.join(here, "sim-seed-*.jsonl"))) or [os.path.join(here, "sim-local.jsonl")]
+sratio, shand = {}, {}
+for f in sims:
+    r = {(x["lock"], x["threads"]): x for x in records(f)}
+    for (lock, t), x in r.items():
+        sratio.setdefault((lock, t), []).append(x["throughput_ops_per_s"] / r[("tas", t)]["throughput_ops_per_s"])
+        shand.setdefault((lock, t), []).append(x["handovers"] / x["ops"])
+print("lock           threads  real (min-max)         simulated (min-max)    hand-overs/op real / simulated"
+      "   (%d simulated run%s)" % (len(sims), "s" if len(sims) > 1 else ""))
 for key in sorted(ratio):
-    s = sim[key]
-    sr = s["throughput_ops_per_s"] / sim[("tas", key[1])]["throughput_ops_per_s"]
-    v = ratio[key]
-    print(f"{key[0]:14} {key[1]:7}  {st.median(v):.3f} ({min(v):.2f}-{max(v):.2f})  {sr:9.3f}  "
-          f"{st.median(hand[key]):.3f} / {s['handovers'] / s['ops']:.3f}")
+    v, w = ratio[key], sratio[key]
+    print(f"{key[0]:14} {key[1]:7}  {st.median(v):.3f} ({min(v):.2f}-{max(v):.2f})  {st.median(w):.3f} "
+          f"({min(w):.2f}-{max(w):.2f})     {st.median(hand[key]):.3f} / {st.median(shand[key]):.3f}")
