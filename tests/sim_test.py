@@ -13,7 +13,7 @@
                8 sockets of hp-8s: a copy on its way to a cache serves nobody
                before it arrives (a socket's second spinner waits for the
                first one's copy), so at least 7 off-socket misses an operation
-               (6.5 when the copy served at once)
+               (6.4 when the copy served at once)
   every_lock   every registered lock runs kvmap at 8 threads on cna-2s (2 ms):
                a record with operations for each (the NUMA-aware ones may
                leave a thread of the other node waiting that long)
