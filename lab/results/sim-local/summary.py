@@ -15,20 +15,21 @@ def records(path):
     return unpack([json.loads(l) for l in open(path)])["records"]
 
 
-ratio, hand = {}, {}
-for f in sorted(glob.glob(os.path.join(here, "kvmap-*.jsonl"))):
-    r = {(x["lock"], x["threads"]): x for x in records(f)}
-    for (lock, t), x in r.items():
-        ratio.setdefault((lock, t), []).append(x["throughput_ops_per_s"] / r[("tas", t)]["throughput_ops_per_s"])
-        hand.setdefault((lock, t), []).append(x["handovers"] / x["ops"])
+def ratios(files):
+    """per (lock, threads): each file's throughput ratio to tas, and its hand-overs per operation"""
+    ratio, hand = {}, {}
+    for f in files:
+        r = {(x["lock"], x["threads"]): x for x in records(f)}
+        for (lock, t), x in r.items():
+            ratio.setdefault((lock, t), []).append(x["throughput_ops_per_s"] / r[("tas", t)]["throughput_ops_per_s"])
+            hand.setdefault((lock, t), []).append(x["handovers"] / x["ops"])
+    return ratio, hand
+
+
+ratio, hand = ratios(sorted(glob.glob(os.path.join(here, "kvmap-*.jsonl"))))
 # simulated: sim-seed-*.jsonl (one run per seed: the median and range), else sim-local.jsonl (one run)
 sims = sorted(glob.glob(os.path.join(here, "sim-seed-*.jsonl"))) or [os.path.join(here, "sim-local.jsonl")]
-sratio, shand = {}, {}
-for f in sims:
-    r = {(x["lock"], x["threads"]): x for x in records(f)}
-    for (lock, t), x in r.items():
-        sratio.setdefault((lock, t), []).append(x["throughput_ops_per_s"] / r[("tas", t)]["throughput_ops_per_s"])
-        shand.setdefault((lock, t), []).append(x["handovers"] / x["ops"])
+sratio, shand = ratios(sims)
 print("lock           threads  real (min-max)         simulated (min-max)    hand-overs/op real / simulated"
       "   (%d simulated run%s)" % (len(sims), "s" if len(sims) > 1 else ""))
 for key in sorted(ratio):
