@@ -20,8 +20,13 @@
  * Requests for one line are served one at a time: a miss starts when the
  * line is free; one that moves the modified copy or takes the line
  * exclusively holds it for its whole cost (what makes a contended line
- * collapse), a read of a clean copy for hit_ns (copies go out back to
- * back). A miss's cost is its request's way there and the data's way back:
+ * collapse), and so does a read whose data comes from another socket (or
+ * remote memory): it goes through the line's home agent, which resolves one
+ * request per line at a time. A read of a clean copy within the socket holds
+ * it for hit_ns (copies go out back to back), and so does one from a socket
+ * two hops from the home, through node controllers (UNSURE: they are taken
+ * to answer for their sockets; docs/SIMULATION.md). A miss's cost is its
+ * request's way there and the data's way back:
  * the core that held the line modified or exclusive keeps it until the
  * request arrives, halfway through the transfer, and its own accesses until
  * then hit (a releasing core that takes its lock again before the waiter's
@@ -354,9 +359,11 @@ void sim_access(const volatile void *addr, size_t size, int kind)
         cost = sim_m.c_hit;
     } else {
         bool off = false;
-        /* a read of a clean copy leaves the line free again at once (caches
-         * hand out copies back to back); moving the modified copy, or taking
-         * the line exclusively, holds it for the whole transfer */
+        /* a read of a clean copy within the socket leaves the line free
+         * again at once (caches hand out copies back to back); moving the
+         * modified copy, taking the line exclusively, or a read from another
+         * socket by one that reaches the home directly (not through a node
+         * controller) holds it for the whole transfer */
         bool shared_read = kind == SIM_LOAD && (l->owner < 0 || l->owner == core);
         sim_time_t start = l->busy_until > now ? l->busy_until : now;
         sim_time_t data = has(l, core) ? sim_m.c_llc : fetch(core, l, start, &off);
@@ -365,7 +372,8 @@ void sim_access(const volatile void *addr, size_t size, int kind)
             data = inv > data ? inv : data;
         }
         cost = jitter(data);
-        sim_time_t occupancy = shared_read ? sim_m.c_hit : cost;
+        bool via_home = off && sim_hops(socket_of(core), l->home) <= 1;
+        sim_time_t occupancy = shared_read && !via_home ? sim_m.c_hit : cost;
         if (start + occupancy > l->busy_until)
             l->busy_until = start + occupancy;
         if (l->owner >= 0 && l->owner != core) {

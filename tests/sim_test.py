@@ -9,11 +9,17 @@
                keeps the lock's line until the waiter's request arrives and
                takes the lock again first, so fewer than 0.62 hand-overs an
                operation (0.68 when the line changed hands at the request)
-  inflight     the ticket lock's contention test, 16 threads round-robin over the
+  inflight     the ticket lock's contention test, 24 threads round-robin over the
                8 sockets of hp-8s: a copy on its way to a cache serves nobody
-               before it arrives (a socket's second spinner waits for the
-               first one's copy), so at least 7 off-socket misses an operation
-               (6.4 when the copy served at once)
+               before it arrives (a socket's other spinners wait for the first
+               one's copy), so at least 7.8 off-socket misses an operation
+               (7.2 when the copy served at once)
+  home         the same test, 8 threads round-robin over hp-4s's 4 sockets: a
+               read of a copy from another socket goes through the line's home,
+               one request at a time, so at least 450 ns an operation (373 when
+               such reads go out back to back); and one thread on each of
+               hp-8s's 8 sockets at most 2,000 ns (3,090 when the reads through
+               the node controllers also wait at the home)
   every_lock   every registered lock runs kvmap at 8 threads on cna-2s (2 ms):
                a record with operations for each (the NUMA-aware ones may
                leave a thread of the other node waiting that long)
@@ -82,14 +88,28 @@ def keep(numalock):
     return "tas hands over %.3f of its operations (>= 0.62)" % h if h >= 0.62 else None
 
 
-def inflight(numalock):
-    cpus = ",".join(str(s * 15 + k) for k in range(2) for s in range(8))
+def contention(numalock, machine, sockets, per_socket):
+    """the ticket lock's HP contention test, per_socket threads on each socket, round-robin"""
+    cpus = ",".join(str(s * 15 + k) for k in range(per_socket) for s in range(sockets))
     env = dict(os.environ, NUMALOCK_WAIT="spin")
-    r = sim(numalock, ["contention", "--machine", "hp-8s", "--lock", "ticket", "--threads", "16", "--cpus", cpus,
-                       "--mem-node", "1", "--count", "0", "--virtual-ms", "2"], env=env)[0]
-    m = r["sim_llc_misses_per_op"]
+    return sim(numalock, ["contention", "--machine", machine, "--lock", "ticket", "--threads",
+                          str(sockets * per_socket), "--cpus", cpus, "--mem-node", "1", "--count", "0",
+                          "--virtual-ms", "2"], env=env)[0]
+
+
+def inflight(numalock):
+    m = contention(numalock, "hp-8s", 8, 3)["sim_llc_misses_per_op"]
     print("inflight: %.2f off-socket misses an operation" % m)
-    return "%.2f off-socket misses an operation (< 7)" % m if m < 7 else None
+    return "%.2f off-socket misses an operation (< 7.8)" % m if m < 7.8 else None
+
+
+def home(numalock):
+    r4, r8 = contention(numalock, "hp-4s", 4, 2), contention(numalock, "hp-8s", 8, 1)
+    ns4, ns8 = (1e9 / (r["ops_per_s_per_cpu"] * r["threads"]) for r in (r4, r8))
+    print("home: %.0f ns an operation on hp-4s's 4 sockets, %.0f on hp-8s's 8" % (ns4, ns8))
+    if ns4 < 450:
+        return "%.0f ns an operation on 4 sockets (< 450)" % ns4
+    return "%.0f ns an operation on 8 sockets (> 2000)" % ns8 if ns8 > 2000 else None
 
 
 def every_lock(numalock):
