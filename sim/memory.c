@@ -26,15 +26,14 @@
  * it for hit_ns (copies go out back to back), and so does one from a socket
  * two hops from the home, through node controllers (UNSURE: they are taken
  * to answer for their sockets; docs/SIMULATION.md). A miss's cost is its
- * request's way there and the data's way back:
- * the core that held the line modified or exclusive keeps it until the
- * request arrives, halfway through the transfer, and its own accesses until
- * then hit (a releasing core that takes its lock again before the waiter's
- * request arrives keeps it; the waiter reads the value at the end of its
- * transfer). The directory's state changes when a miss is issued, so that
- * later requests queue behind it. Caches have no capacity limit: only
- * coherence and first-touch misses occur. Each miss's cost varies by +-5%
- * (the seeded generator).
+ * request's way there and the data's way back: the core that held the line
+ * modified or exclusive keeps it until the request arrives, halfway through
+ * the transfer, and its own accesses until then hit (a releasing core that
+ * takes its lock again before the waiter's request arrives keeps it; the
+ * waiter reads the value at the end of its transfer). The directory's state
+ * changes when a miss is issued, so that later requests queue behind it.
+ * Caches have no capacity limit: only coherence and first-touch misses
+ * occur. Each miss's cost varies by +-5% (the seeded generator).
  *
  * Spinning: a fiber that pauses (nl_cpu_relax) after only reading lines
  * nobody wrote since (and writing none that others hold) would read the
